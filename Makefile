@@ -1,0 +1,55 @@
+# Thin verbs over cmake/ctest. `make test` and `make run` install what they need first.
+BUILD_DIR ?= build
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?=
+RUNNER := $(BUILD_DIR)/runner/runner
+
+APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
+  libtorch-dev libgloo-dev libopenblas0-pthread \
+  libyaml-cpp-dev libspdlog-dev libfmt-dev libboost-program-options-dev libopencv-dev \
+  libvalijson-dev nlohmann-json3-dev libgtest-dev zlib1g-dev \
+  dataset-fashion-mnist clang-14 libclang-rt-14-dev clang-format \
+  python3 python3-jsonschema python3-yaml python3-torch python3-torchvision python3-opencv \
+  slurm-wlm munge iproute2 procps
+DEPS_STAMP := $(BUILD_DIR)/.deps-installed
+
+.PHONY: deps build test run install bench fuzz format clean
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing: $$missing"; \
+	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $$missing; \
+	fi
+	@mkdir -p $(BUILD_DIR) && touch $@
+
+$(BUILD_DIR)/build.ninja: | $(DEPS_STAMP)
+	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
+
+build: $(DEPS_STAMP) $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+run: build
+	$(RUNNER) run experiments/quickstart.yaml
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+fuzz: $(DEPS_STAMP)
+	tests/fuzz/run_fuzzers.sh 60
+
+bench: build
+	bench/run.sh
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR)

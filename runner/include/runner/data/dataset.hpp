@@ -1,0 +1,62 @@
+#pragma once
+// What a dataset plugin provides: indexed samples (an OpenCV image in its natural type, u8
+// for digits, and an integer label) for the train, validation and test splits.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+
+namespace runner::data {
+
+/// One sample. `image` is HxW (1 channel) or HxWxC, any OpenCV depth; `label` is -1 when the
+/// split has no labels (a Kaggle test set).
+struct Sample {
+  cv::Mat image;
+  int64_t label = -1;
+};
+
+/// A read-only, thread-safe, indexed collection of samples.
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  /// Number of samples.
+  virtual size_t size() const = 0;
+  /// Sample `index` (requires index < size()). Must be safe to call from many threads at once.
+  virtual Sample get(size_t index) const = 0;
+  /// Whether samples carry labels.
+  virtual bool has_labels() const { return true; }
+  /// Label of sample `index` without decoding its image (for metrics and stratification).
+  virtual int64_t label(size_t index) const { return get(index).label; }
+  /// Human-readable origin, e.g. "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz".
+  virtual std::string describe() const { return ""; }
+};
+
+/// The three splits an experiment uses; `val` and `test` may be null when the data has none.
+struct DatasetSplits {
+  std::shared_ptr<Dataset> train;
+  std::shared_ptr<Dataset> val;
+  std::shared_ptr<Dataset> test;
+  int64_t num_classes = 0;               ///< 0 when unknown (test-only data)
+  std::vector<std::string> class_names;  ///< optional, index = label
+};
+
+/// What a dataset factory may need besides its own parameters.
+struct DatasetContext {
+  uint64_t seed = 0;       ///< the experiment's seed (for seeded splits)
+  std::string config_dir;  ///< relative paths in the config resolve against this
+  std::optional<size_t> limit_train, limit_val, limit_test;  ///< applied by the core
+};
+
+/// A dataset restricted to its first `limit` samples (for `data.limit`).
+std::shared_ptr<Dataset> limit_dataset(std::shared_ptr<Dataset> base, size_t limit);
+
+/// A view of `indices` of `base`, in that order (for validation splits).
+std::shared_ptr<Dataset> subset_dataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices,
+                                        std::string description);
+
+}  // namespace runner::data

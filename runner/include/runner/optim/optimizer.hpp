@@ -1,0 +1,32 @@
+#pragma once
+// Helpers for optimizer plugins.
+
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace runner::optim {
+
+/// The model's trainable parameters as optimizer groups: one group with `weight_decay`, and,
+/// when `exempt_norm_and_bias`, a second group with weight decay 0 for biases and the
+/// parameters of normalisation layers (every 1-d parameter, as timm's param_groups_weight_decay).
+/// `make_options(weight_decay)` builds each group's options.
+template <class Options, class MakeOptions>
+std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Module& model,
+                                                                double weight_decay,
+                                                                bool exempt_norm_and_bias,
+                                                                MakeOptions make_options) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (auto& p : model.parameters()) {
+    if (!p.requires_grad()) continue;
+    (exempt_norm_and_bias && p.dim() <= 1 ? no_decay : decay).push_back(p);
+  }
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  if (!decay.empty())
+    groups.emplace_back(decay, std::make_unique<Options>(make_options(weight_decay)));
+  if (!no_decay.empty())
+    groups.emplace_back(no_decay, std::make_unique<Options>(make_options(0.0)));
+  return groups;
+}
+
+}  // namespace runner::optim

@@ -1,0 +1,36 @@
+#pragma once
+// The C entry points of a shared-library plugin. A plugin is a .so that defines them with
+// RUNNER_PLUGIN(register_fn), listed in an experiment's `plugins:` or in RUNNER_PLUGIN_PATH.
+
+#include "runner/registries.hpp"
+
+/// Bumped whenever Registries or a plugin interface changes layout.
+#define RUNNER_PLUGIN_ABI_VERSION 1
+
+extern "C" {
+/// Returns RUNNER_PLUGIN_ABI_VERSION as the plugin was compiled.
+typedef int (*runner_plugin_abi_version_fn)();
+/// Adds the plugin's entries to the registries.
+typedef void (*runner_plugin_register_fn)(runner::Registries*);
+}
+
+/// Defines both entry points; `register_fn` is a `void(runner::Registries&)`.
+#define RUNNER_PLUGIN(register_fn)                                                    \
+  extern "C" __attribute__((visibility("default"))) int runner_plugin_abi_version() { \
+    return RUNNER_PLUGIN_ABI_VERSION;                                                 \
+  }                                                                                   \
+  extern "C" __attribute__((visibility("default"))) void runner_plugin_register(      \
+      runner::Registries* registries) {                                               \
+    register_fn(*registries);                                                         \
+  }
+
+namespace runner {
+
+/// Loads one plugin library and registers its entries. Errors name the file, the symbol and
+/// dlerror(). Loading the same path twice does nothing.
+void load_plugin(const std::string& path);
+
+/// Loads every library in RUNNER_PLUGIN_PATH (':'-separated files or folders of *.so).
+void load_plugins_from_environment();
+
+}  // namespace runner

@@ -1,0 +1,44 @@
+#include "runner/models/model.hpp"
+
+namespace runner::models {
+
+nlohmann::json model_params_schema(const nlohmann::json& extra_properties) {
+  nlohmann::json properties = {
+      {"in_chans",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"default", 3},
+        {"description", "Input image channels (timm's in_chans): 1 for grayscale digits."}}},
+      {"num_classes",
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"default", 1000},
+        {"description", "Classifier outputs (timm's num_classes)."}}},
+      {"drop_path_rate",
+       {{"type", "number"},
+        {"minimum", 0},
+        {"maximum", 1},
+        {"default", 0.0},
+        {"description", "Stochastic-depth rate, raised linearly over the blocks as in timm."}}},
+      {"pretrained",
+       {{"type", {"boolean", "string"}},
+        {"default", false},
+        {"description",
+         "false, or a timm checkpoint: a .safetensors file or a folder holding "
+         "model.safetensors. The first conv is adapted to in_chans and a classifier of another "
+         "size is left at its fresh init, as timm's load_pretrained does."}}}};
+  for (auto it = extra_properties.begin(); it != extra_properties.end(); ++it)
+    properties[it.key()] = it.value();
+  return {{"type", "object"}, {"additionalProperties", false}, {"properties", properties}};
+}
+
+ModelOptions model_options_from(const nlohmann::json& params) {
+  ModelOptions o;
+  o.backbone = params.value("backbone", "");
+  o.in_chans = params.value("in_chans", o.in_chans);
+  o.num_classes = params.value("num_classes", o.num_classes);
+  o.drop_path_rate = params.value("drop_path_rate", o.drop_path_rate);
+  return o;
+}
+
+}  // namespace runner::models
