@@ -1,11 +1,77 @@
-#include <iostream>
+// runner: one YAML file -> a distributed deep-learning experiment on libtorch.
 
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.hpp"
+#include "runner/error.hpp"
+#include "runner/plugin_api.hpp"
 #include "runner/registries.hpp"
+#include "runner/suggest.hpp"
+
+namespace {
+
+struct Command {
+  int (*run)(const runner::cli::Args&);
+  const char* summary;
+};
+
+const std::map<std::string, Command>& commands() {
+  using namespace runner::cli;
+  static const std::map<std::string, Command> table = {
+      {"validate", {command_validate, "Validate experiment and sweep files against their schemas"}},
+      {"config", {command_config, "Print an experiment's fully resolved config"}},
+      {"plugins", {command_plugins, "List registered plugins by kind, with their parameters"}},
+      {"env", {command_env, "Versions, devices and threads of this machine"}},
+      {"schema", {command_schema, "Print the experiment JSON Schema with every plugin included"}},
+      {"run", {command_run, "Train (and predict) as an experiment file says"}},
+      {"predict", {command_predict, "Predict a split with a checkpoint or pretrained weights"}},
+      {"sweep", {command_sweep, "Run every point of a sweep file and summarise them"}},
+      {"export", {command_export, "Write a checkpoint's model as safetensors with timm's names"}}};
+  return table;
+}
+
+void print_usage() {
+  std::cout << "usage: runner COMMAND [ARGS...]    (runner COMMAND --help for its options)\n\n"
+               "Commands:\n";
+  for (const auto& kv : commands()) {
+    std::cout << "  " << kv.first << std::string(10 - kv.first.size(), ' ') << kv.second.summary
+              << "\n";
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  runner::register_builtin_plugins(runner::registries());
-  std::cout << "runner " << RUNNER_VERSION << "\n";
-  return 0;
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    print_usage();
+    return argc < 2 ? runner::kExitUsage : runner::kExitOk;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::cout << "runner " << RUNNER_VERSION << "\n";
+    return runner::kExitOk;
+  }
+  const std::string name = argv[1];
+  try {
+    auto it = commands().find(name);
+    if (it == commands().end()) {
+      std::vector<std::string> names;
+      for (const auto& kv : commands()) names.push_back(kv.first);
+      throw runner::ConfigError("unknown command '" + name + "'" +
+                                runner::did_you_mean(name, names) + "; see 'runner --help'");
+    }
+    runner::register_builtin_plugins(runner::registries());
+    runner::load_plugins_from_environment();
+    return it->second.run(runner::cli::Args(argv + 2, argv + argc));
+  } catch (const runner::Error& e) {
+    std::cerr << "runner: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "runner: internal error: " << e.what()
+              << " (please report it with the command and config that caused it)\n";
+    return runner::kExitFailure;
+  }
 }

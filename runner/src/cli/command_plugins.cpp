@@ -1,0 +1,101 @@
+#include <iostream>
+
+#include "cli/command_line.hpp"
+#include "cli/commands.hpp"
+#include "runner/error.hpp"
+#include "runner/registries.hpp"
+#include "runner/suggest.hpp"
+
+namespace runner::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string type_text(const json& s) {
+  if (s.contains("enum")) {
+    std::string out;
+    for (const auto& e : s.at("enum"))
+      out += (out.empty() ? "" : "|") + (e.is_string() ? e.get<std::string>() : e.dump());
+    return out;
+  }
+  if (s.contains("oneOf")) {
+    std::string out;
+    for (const auto& alt : s.at("oneOf")) out += (out.empty() ? "" : "|") + type_text(alt);
+    return out;
+  }
+  if (s.contains("const")) return s.at("const").dump();
+  if (!s.contains("type")) return "any";
+  if (s.at("type").is_string()) return s.at("type").get<std::string>();
+  std::string out;
+  for (const auto& t : s.at("type")) out += (out.empty() ? "" : "|") + t.get<std::string>();
+  return out;
+}
+
+template <class Factory>
+void print_kind(const Registry<Factory>& r, bool verbose) {
+  std::cout << r.kind() << ":\n";
+  for (const auto& [name, entry] : r.entries()) {
+    std::cout << "  " << name << std::string(name.size() < 22 ? 22 - name.size() : 1, ' ')
+              << entry.help << "\n";
+    if (!verbose || !entry.schema.contains("properties")) continue;
+    for (auto it = entry.schema.at("properties").begin(); it != entry.schema.at("properties").end();
+         ++it) {
+      const json& p = it.value();
+      std::cout << "      " << it.key() << ": " << type_text(p);
+      if (p.contains("default")) std::cout << " = " << p.at("default").dump();
+      if (p.contains("description")) std::cout << "  " << p.at("description").get<std::string>();
+      std::cout << "\n";
+    }
+  }
+}
+
+template <class Factory>
+json kind_json(const Registry<Factory>& r) {
+  json out = json::object();
+  for (const auto& [name, entry] : r.entries())
+    out[name] = {{"help", entry.help}, {"schema", entry.schema}};
+  return out;
+}
+
+}  // namespace
+
+int command_plugins(const Args& args) {
+  CommandLine cl(
+      "plugins", "[KIND] [--json] [--brief]",
+      "Lists every registered plugin by kind (datasets, transforms, models, optimizers,\n"
+      "schedulers, losses, metrics) with its parameters, types, defaults and meaning.");
+  cl.flag("json", nullptr, "Print JSON (name -> help and parameter schema) for tools")
+      .flag("brief", nullptr, "Names and help only")
+      .positional("kind", 1);
+  if (!cl.parse(args)) return 0;
+  const Registries& r = registries();
+  const auto kinds = cl.list("kind");
+  const std::string only = kinds.empty() ? "" : kinds[0];
+  const std::vector<std::string> all = {"datasets",   "transforms", "models", "optimizers",
+                                        "schedulers", "losses",     "metrics"};
+  if (!only.empty() && std::find(all.begin(), all.end(), only) == all.end()) {
+    throw ConfigError(
+        "runner plugins: unknown kind '" + only + "'" + did_you_mean(only, all) +
+        "; kinds: datasets, transforms, models, optimizers, schedulers, losses, metrics");
+  }
+  const bool verbose = !cl.has("brief");
+  json out = json::object();
+  auto visit = [&](const auto& registry) {
+    if (!only.empty() && registry.kind() != only) return;
+    if (cl.has("json"))
+      out[registry.kind()] = kind_json(registry);
+    else
+      print_kind(registry, verbose);
+  };
+  visit(r.datasets);
+  visit(r.transforms);
+  visit(r.models);
+  visit(r.optimizers);
+  visit(r.schedulers);
+  visit(r.losses);
+  visit(r.metrics);
+  if (cl.has("json")) std::cout << (only.empty() ? out : out[only]).dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace runner::cli

@@ -1,0 +1,311 @@
+#include "config/experiment.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "config/config_issue.hpp"
+#include "config/embedded_schemas.hpp"
+#include "config/overrides.hpp"
+#include "config/schema_validator.hpp"
+#include "config/yaml_json.hpp"
+#include "runner/plugin_api.hpp"
+#include "runner/registries.hpp"
+
+namespace runner::config {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const json& experiment_schema() { return embedded_schema("experiment.schema.json"); }
+
+// Mappings merge key by key (overlay wins); anything else is replaced.
+void deep_merge(json& base, const json& overlay) {
+  if (!base.is_object() || !overlay.is_object()) {
+    base = overlay;
+    return;
+  }
+  for (auto it = overlay.begin(); it != overlay.end(); ++it) {
+    if (base.contains(it.key()))
+      deep_merge(base[it.key()], it.value());
+    else
+      base[it.key()] = it.value();
+  }
+}
+
+json load_recursive(const std::string& path, SourceMap& marks, std::vector<std::string>& chain) {
+  const std::string canonical = fs::weakly_canonical(path).string();
+  for (const auto& p : chain) {
+    if (p == canonical) throw ConfigError(path + ": 'extends' forms a cycle through this file");
+  }
+  chain.push_back(canonical);
+  SourceMap own;
+  json doc = load_yaml_file(path, own);
+  json merged = json::object();
+  SourceMap merged_marks;
+  if (doc.contains("extends")) {
+    std::vector<std::string> bases;
+    const json& ext = doc.at("extends");
+    if (ext.is_string())
+      bases.push_back(ext.get<std::string>());
+    else if (ext.is_array())
+      for (const auto& e : ext)
+        if (e.is_string()) bases.push_back(e.get<std::string>());
+    if (bases.empty()) {
+      throw ConfigError(own.value_mark("/extends").to_string() +
+                        ": extends: expected a file name or a list of file names");
+    }
+    for (size_t i = 0; i < bases.size(); ++i) {
+      fs::path base_path = fs::path(bases[i]);
+      if (base_path.is_relative()) base_path = fs::path(path).parent_path() / base_path;
+      const std::string at =
+          own.value_mark(ext.is_array() ? "/extends/" + std::to_string(i) : "/extends").to_string();
+      if (!fs::exists(base_path)) {
+        throw ConfigError(at + ": extends: included file '" + base_path.string() +
+                          "' does not exist (paths are relative to the including file)");
+      }
+      deep_merge(merged, load_recursive(base_path.string(), merged_marks, chain));
+    }
+    doc.erase("extends");
+  }
+  deep_merge(merged, doc);
+  merged_marks.merge(own);
+  marks.merge(merged_marks);
+  chain.pop_back();
+  return merged;
+}
+
+// Calls fn(pointer, section) for every plugin-selecting section present in `doc`.
+void for_each_plugin_section(
+    json& doc, const std::function<void(const PluginSection&, const std::string&, json&)>& fn) {
+  for (const auto& section : plugin_sections()) {
+    const bool list = section.pointer.size() > 2 &&
+                      section.pointer.compare(section.pointer.size() - 2, 2, "/*") == 0;
+    const std::string base =
+        list ? section.pointer.substr(0, section.pointer.size() - 2) : section.pointer;
+    const json::json_pointer ptr(base);
+    if (!doc.contains(ptr)) continue;
+    json& node = doc.at(ptr);
+    if (list) {
+      if (!node.is_array()) continue;
+      for (size_t i = 0; i < node.size(); ++i)
+        if (node[i].is_object()) fn(section, base + "/" + std::to_string(i), node[i]);
+    } else if (node.is_object()) {
+      fn(section, base, node);
+    }
+  }
+}
+
+// Registry access by kind name, without caring about each registry's factory type.
+struct KindView {
+  std::function<const json*(const std::string&)> schema_of;
+  std::function<std::string(const std::string&, const std::string&)> unknown_message;
+  std::function<std::vector<std::string>()> names;
+};
+
+template <class Factory>
+KindView view_of(const Registry<Factory>& r) {
+  return KindView{[&r](const std::string& name) -> const json* {
+                    const auto* e = r.find(name);
+                    return e ? &e->schema : nullptr;
+                  },
+                  [&r](const std::string& name, const std::string& noun) {
+                    return r.unknown_message(name, noun);
+                  },
+                  [&r] { return r.names(); }};
+}
+
+KindView kind_view(const std::string& kind) {
+  Registries& r = registries();
+  if (kind == "datasets") return view_of(r.datasets);
+  if (kind == "transforms") return view_of(r.transforms);
+  if (kind == "models") return view_of(r.models);
+  if (kind == "optimizers") return view_of(r.optimizers);
+  if (kind == "schedulers") return view_of(r.schedulers);
+  if (kind == "losses") return view_of(r.losses);
+  return view_of(r.metrics);
+}
+
+// The schema for dotted `path` of `doc`, looking into the selected plugin's schema inside
+// plugin sections (for typing --set values).
+const json* value_schema_for(const json& doc, const std::vector<std::string>& path) {
+  std::string pointer;
+  for (size_t depth = 0; depth < path.size(); ++depth) {
+    pointer += "/" + path[depth];
+    for (const auto& section : plugin_sections()) {
+      const bool list = section.pointer.size() > 2 &&
+                        section.pointer.compare(section.pointer.size() - 2, 2, "/*") == 0;
+      std::string expected = section.pointer;
+      if (list) {
+        if (depth == 0) continue;
+        expected = section.pointer.substr(0, section.pointer.size() - 1) + path[depth];
+      }
+      if (expected != pointer) continue;
+      const json::json_pointer ptr(pointer);
+      if (!doc.contains(ptr) || !doc.at(ptr).is_object()) return nullptr;
+      const json& node = doc.at(ptr);
+      if (!node.contains(section.selector) || !node.at(section.selector).is_string())
+        return nullptr;
+      const json* s =
+          kind_view(section.kind).schema_of(node.at(section.selector).get<std::string>());
+      if (!s) return nullptr;
+      return schema_at(*s, std::vector<std::string>(path.begin() + depth + 1, path.end()));
+    }
+  }
+  return schema_at(experiment_schema(), path);
+}
+
+void load_plugin_libraries(const json& doc, const SourceMap& marks, const std::string& dir) {
+  if (!doc.contains("plugins") || !doc.at("plugins").is_array()) return;
+  const json& list = doc.at("plugins");
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) continue;
+    fs::path p = list[i].get<std::string>();
+    if (p.is_relative()) p = fs::path(dir) / p;
+    try {
+      load_plugin(p.string());
+    } catch (const Error& e) {
+      throw ConfigError(marks.value_mark("/plugins/" + std::to_string(i)).to_string() +
+                        ": plugins." + std::to_string(i) + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<PluginSection>& plugin_sections() {
+  static const std::vector<PluginSection> sections = {
+      {"/data/dataset", "datasets", "name"},
+      {"/data/train_transforms/*", "transforms", "name"},
+      {"/data/eval_transforms/*", "transforms", "name"},
+      {"/model", "models", "backbone"},
+      {"/optimizer", "optimizers", "name"},
+      {"/scheduler", "schedulers", "name"},
+      {"/loss", "losses", "name"},
+      {"/metrics/*", "metrics", "name"}};
+  return sections;
+}
+
+json load_with_includes(const std::string& path, SourceMap& marks) {
+  std::vector<std::string> chain;
+  return load_recursive(path, marks, chain);
+}
+
+void validate_experiment(json& doc, const SourceMap& marks) {
+  std::vector<ConfigIssue> issues;
+  const json& schema = experiment_schema();
+  validate_against_schema(doc, schema, marks, "", issues);
+  if (issues.empty()) apply_schema_defaults(doc, schema);
+
+  for_each_plugin_section(
+      doc, [&](const PluginSection& section, const std::string& pointer, json& node) {
+        if (!node.contains(section.selector) || !node.at(section.selector).is_string()) return;
+        const std::string name = node.at(section.selector).get<std::string>();
+        const KindView view = kind_view(section.kind);
+        const json* schema_of_plugin = view.schema_of(name);
+        const std::string selector_ptr = pointer + "/" + section.selector;
+        if (!schema_of_plugin) {
+          const std::string noun = section.kind == "models" ? "backbone" : "";
+          issues.push_back({marks.value_mark(selector_ptr), path_from_pointer(selector_ptr),
+                            view.unknown_message(name, noun)});
+          return;
+        }
+        json params = node;
+        params.erase(section.selector);
+        const size_t before = issues.size();
+        validate_against_schema(params, *schema_of_plugin, marks, pointer, issues);
+        if (issues.size() != before) return;
+        apply_schema_defaults(params, *schema_of_plugin);
+        params[section.selector] = name;
+        node = params;
+      });
+
+  if (issues.empty()) {
+    // Cross-field checks that a schema cannot express.
+    const json& best = doc["train"]["best"];
+    std::set<std::string> metric_names;
+    for (const auto& m : doc["metrics"]) {
+      std::string n = m.value("name", "");
+      if (n == "top_k") n = "top" + std::to_string(m.value("k", 5));
+      metric_names.insert(n);
+    }
+    metric_names.insert("loss");  // the validation loss is always computed
+    const std::string wanted = best.value("metric", "accuracy");
+    if (metric_names.count(wanted) == 0) {
+      std::vector<std::string> names(metric_names.begin(), metric_names.end());
+      issues.push_back({marks.value_mark("/train/best/metric"), "train.best.metric",
+                        "'" + wanted + "' is not a configured metric" +
+                            did_you_mean(wanted, names) +
+                            "; add it under metrics: or pick one of the configured ones"});
+    }
+  }
+  if (!issues.empty()) throw ConfigValidationError(issues);
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
+  Experiment e;
+  e.path = path;
+  e.dir = fs::path(path).parent_path().string();
+  if (e.dir.empty()) e.dir = ".";
+  e.doc = load_with_includes(path, e.marks);
+  e.marks.set_fallback(path);
+  for (const auto& text : overrides) {
+    const Override o = parse_override(text);
+    apply_override(e.doc, o, e.marks, value_schema_for(e.doc, o.path));
+  }
+  load_plugin_libraries(e.doc, e.marks, e.dir);
+  validate_experiment(e.doc, e.marks);
+  return e;
+}
+
+json experiment_schema_with_plugins() {
+  json schema = experiment_schema();
+  // Each plugin section becomes: its selector must name a registered plugin, and the plugin's
+  // parameters are checked by an if/then on that name.
+  auto plugin_schema = [](const std::string& kind, const std::string& selector) {
+    const KindView view = kind_view(kind);
+    json names = json::array();
+    json all_of = json::array();
+    for (const auto& name : view.names()) {
+      names.push_back(name);
+      json params = *view.schema_of(name);
+      if (!params.contains("properties")) params["properties"] = json::object();
+      params["properties"][selector] = {{"const", name}};
+      all_of.push_back(
+          {{"if", {{"properties", {{selector, {{"const", name}}}}}, {"required", {selector}}}},
+           {"then", params}});
+    }
+    json s = {{"type", "object"},
+              {"required", {selector}},
+              {"properties", {{selector, {{"enum", names}}}}},
+              {"allOf", all_of}};
+    return s;
+  };
+  for (const auto& section : plugin_sections()) {
+    const bool list = section.pointer.size() > 2 &&
+                      section.pointer.compare(section.pointer.size() - 2, 2, "/*") == 0;
+    const std::string base =
+        list ? section.pointer.substr(0, section.pointer.size() - 2) : section.pointer;
+    std::string schema_ptr;
+    size_t start = 1;
+    while (start <= base.size()) {
+      const size_t slash = base.find('/', start);
+      schema_ptr += "/properties/" + base.substr(start, slash - start);
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    json& target = schema[json::json_pointer(schema_ptr)];
+    json replacement = plugin_schema(section.kind, section.selector);
+    if (target.contains("description")) replacement["description"] = target["description"];
+    if (target.contains("default")) replacement["default"] = target["default"];
+    if (list)
+      target["items"] = replacement;
+    else
+      target = replacement;
+  }
+  return schema;
+}
+
+}  // namespace runner::config

@@ -1,0 +1,45 @@
+#pragma once
+// Loading an experiment: YAML + extends + ${env:..} + --set overrides + shared-library plugins,
+// validated against schemas/experiment.schema.json and each selected plugin's schema, with
+// every default filled in. What this returns is exactly what runs (and is saved in the run dir).
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/source_map.hpp"
+
+namespace runner::config {
+
+struct Experiment {
+  nlohmann::json doc;  ///< resolved, validated, defaults filled (no `extends`)
+  SourceMap marks;     ///< positions for later errors
+  std::string path;    ///< the file given
+  std::string dir;     ///< its folder: relative paths inside resolve against it
+};
+
+/// Loads and validates `path` with `overrides` ("a.b=c") applied after includes. Throws
+/// ConfigValidationError (all problems, each with file:line:col and key path) or ConfigError.
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
+
+/// Reads `path` and its `extends` chain into one document (no validation).
+nlohmann::json load_with_includes(const std::string& path, SourceMap& marks);
+
+/// Validates `doc` (in place: plugin defaults and schema defaults are filled in).
+void validate_experiment(nlohmann::json& doc, const SourceMap& marks);
+
+/// The experiment schema with every registered plugin's parameter schema included (for editors
+/// and independent validators: `runner schema`).
+nlohmann::json experiment_schema_with_plugins();
+
+/// Where each plugin-selecting section is: {JSON pointer, registry kind, selecting key}. A
+/// pointer ending in "/*" stands for every item of a list.
+struct PluginSection {
+  std::string pointer;
+  std::string kind;
+  std::string selector;
+};
+const std::vector<PluginSection>& plugin_sections();
+
+}  // namespace runner::config

@@ -1,0 +1,84 @@
+#include "config/yaml_emit.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "config/yaml_json.hpp"
+
+namespace runner::config {
+namespace {
+
+std::string number_text(double d) {
+  if (std::isnan(d)) return ".nan";
+  if (std::isinf(d)) return d > 0 ? ".inf" : "-.inf";
+  std::ostringstream ss;
+  ss.precision(17);
+  ss << d;
+  std::string s = ss.str();
+  // Keep it a float when read back: 1 -> 1.0.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+void emit(YAML::Emitter& out, const nlohmann::json& v) {
+  if (v.is_null()) {
+    out << YAML::Null;
+  } else if (v.is_boolean()) {
+    out << (v.get<bool>() ? "true" : "false");
+  } else if (v.is_number_integer()) {
+    out << v.get<long long>();
+  } else if (v.is_number_unsigned()) {
+    out << v.get<unsigned long long>();
+  } else if (v.is_number_float()) {
+    out << number_text(v.get<double>());
+  } else if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    // Quote strings that would otherwise read back as another type.
+    if (!typed_plain_scalar(s).is_string() || s.empty())
+      out << YAML::DoubleQuoted << s;
+    else
+      out << s;
+  } else if (v.is_array()) {
+    const bool flat = !v.empty() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& x) {
+      return x.is_primitive();
+    });
+    out << (flat || v.empty() ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
+    for (const auto& x : v) emit(out, x);
+    out << YAML::EndSeq;
+  } else {
+    out << (v.empty() ? YAML::Flow : YAML::Block) << YAML::BeginMap;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out << YAML::Key << it.key() << YAML::Value;
+      emit(out, it.value());
+    }
+    out << YAML::EndMap;
+  }
+}
+
+}  // namespace
+
+std::string to_yaml(const nlohmann::json& value, const std::vector<std::string>& key_order) {
+  YAML::Emitter out;
+  if (!value.is_object() || key_order.empty()) {
+    emit(out, value);
+    return std::string(out.c_str()) + "\n";
+  }
+  out << YAML::BeginMap;
+  for (const auto& key : key_order) {
+    if (!value.contains(key)) continue;
+    out << YAML::Key << key << YAML::Value;
+    emit(out, value.at(key));
+  }
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (std::find(key_order.begin(), key_order.end(), it.key()) != key_order.end()) continue;
+    out << YAML::Key << it.key() << YAML::Value;
+    emit(out, it.value());
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace runner::config

@@ -1,0 +1,180 @@
+#include "config/yaml_json.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <sstream>
+
+#include "runner/error.hpp"
+
+namespace runner::config {
+namespace {
+
+Mark mark_of(const YAML::Mark& m, const std::string& origin) {
+  if (m.line < 0) return Mark{origin, 0, 0};
+  return Mark{origin, m.line + 1, m.column + 1};
+}
+
+[[noreturn]] void fail(const Mark& at, const std::string& message) {
+  throw ConfigError(at.to_string() + ": " + message);
+}
+
+bool is_plain(const YAML::Node& node) { return node.Tag() == "?"; }
+
+std::string escape_token(const std::string& token) {
+  std::string out;
+  for (char c : token)
+    out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+  return out;
+}
+
+nlohmann::json scalar_value(const YAML::Node& node, const std::string& origin,
+                            const std::string& path) {
+  const Mark at = mark_of(node.Mark(), origin);
+  const std::string where = at.to_string() + ": " + path;
+  const std::string tag = node.Tag();
+  std::string text = interpolate_env(node.Scalar(), where);
+  if (is_plain(node)) return typed_plain_scalar(text);
+  if (tag == "!" || tag == "tag:yaml.org,2002:str") return text;
+  if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+      tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
+    nlohmann::json v = typed_plain_scalar(text);
+    const bool ok = (tag.back() == 't' && tag.find("int") != std::string::npos)
+                        ? v.is_number_integer()
+                    : tag.find("float") != std::string::npos ? v.is_number()
+                    : tag.find("bool") != std::string::npos  ? v.is_boolean()
+                                                             : v.is_null();
+    if (!ok) fail(at, path + ": '" + text + "' does not match its tag " + tag);
+    if (tag.find("float") != std::string::npos) return v.get<double>();
+    return v;
+  }
+  fail(at, path + ": unsupported YAML tag '" + tag + "'");
+}
+
+nlohmann::json convert(const YAML::Node& node, const std::string& origin,
+                       const std::string& pointer, SourceMap& marks) {
+  const std::string path = path_from_pointer(pointer);
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      return scalar_value(node, origin, path);
+    case YAML::NodeType::Sequence: {
+      nlohmann::json out = nlohmann::json::array();
+      size_t i = 0;
+      for (const auto& item : node) {
+        const std::string child = pointer + "/" + std::to_string(i++);
+        const Mark m = mark_of(item.Mark(), origin);
+        marks.set(child, m, m);
+        out.push_back(convert(item, origin, child, marks));
+      }
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const auto& kv : node) {
+        const Mark key_at = mark_of(kv.first.Mark(), origin);
+        if (!kv.first.IsScalar()) fail(key_at, path + ": keys must be plain strings");
+        const std::string key = kv.first.Scalar();
+        if (out.contains(key)) {
+          fail(key_at, (pointer.empty() ? key : path + "." + key) +
+                           ": duplicate key (each key may appear once in a mapping)");
+        }
+        const std::string child = pointer + "/" + escape_token(key);
+        Mark value_at = mark_of(kv.second.Mark(), origin);
+        if (value_at.line == 0) value_at = key_at;  // null values carry no mark
+        marks.set(child, key_at, value_at);
+        out[key] = convert(kv.second, origin, child, marks);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+nlohmann::json typed_plain_scalar(const std::string& s) {
+  static const std::regex null_re("^(~|null|Null|NULL|)$");
+  static const std::regex true_re("^(true|True|TRUE)$");
+  static const std::regex false_re("^(false|False|FALSE)$");
+  static const std::regex int_re("^[-+]?[0-9]+$");
+  static const std::regex oct_re("^0o[0-7]+$");
+  static const std::regex hex_re("^0x[0-9a-fA-F]+$");
+  static const std::regex float_re("^[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?$");
+  static const std::regex inf_re("^[-+]?\\.(inf|Inf|INF)$");
+  static const std::regex nan_re("^\\.(nan|NaN|NAN)$");
+  if (std::regex_match(s, null_re)) return nullptr;
+  if (std::regex_match(s, true_re)) return true;
+  if (std::regex_match(s, false_re)) return false;
+  try {
+    if (std::regex_match(s, int_re)) return std::stoll(s);
+    if (std::regex_match(s, oct_re)) return std::stoll(s.substr(2), nullptr, 8);
+    if (std::regex_match(s, hex_re)) return std::stoll(s.substr(2), nullptr, 16);
+  } catch (const std::out_of_range&) {
+    return std::stod(s);  // beyond int64: keep it as a number
+  }
+  if (std::regex_match(s, float_re)) return std::stod(s);
+  if (std::regex_match(s, inf_re))
+    return s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+  if (std::regex_match(s, nan_re)) return std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
+std::string interpolate_env(const std::string& text, const std::string& where) {
+  if (text.find("${") == std::string::npos) return text;
+  static const std::regex env_re("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(:([^}]*))?\\}");
+  std::string out;
+  auto begin = text.cbegin();
+  std::smatch m;
+  while (std::regex_search(begin, text.cend(), m, env_re)) {
+    out.append(begin, m[0].first);
+    const std::string var = m[1].str();
+    const char* value = std::getenv(var.c_str());
+    if (value != nullptr)
+      out += value;
+    else if (m[2].matched)
+      out += m[3].str();
+    else
+      throw ConfigError(where + ": environment variable '" + var +
+                        "' is not set and has no default: export it or write ${env:" + var +
+                        ":default}");
+    begin = m[0].second;
+  }
+  out.append(begin, text.cend());
+  return out;
+}
+
+nlohmann::json parse_yaml(const std::string& text, const std::string& origin, SourceMap& marks,
+                          bool require_mapping) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(mark_of(e.mark, origin), "YAML syntax error: " + e.msg);
+  }
+  marks.set_fallback(origin);
+  marks.set("", Mark{origin, 1, 1}, Mark{origin, 1, 1});
+  nlohmann::json out = convert(root, origin, "", marks);
+  if (out.is_null()) out = nlohmann::json::object();
+  if (require_mapping && !out.is_object()) {
+    fail(Mark{origin, 1, 1}, "the document must be a mapping of keys (name:, model:, ...)");
+  }
+  return out;
+}
+
+nlohmann::json load_yaml_file(const std::string& path, SourceMap& marks) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot read the file (does it exist?)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_yaml(ss.str(), path, marks);
+}
+
+}  // namespace runner::config

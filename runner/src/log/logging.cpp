@@ -1,0 +1,71 @@
+#include "log/logging.hpp"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <memory>
+#include <mutex>
+
+#include "runner/error.hpp"
+
+namespace runner::log {
+namespace {
+
+std::mutex g_mutex;
+LogOptions g_options;
+std::shared_ptr<spdlog::sinks::sink> g_file_sink;
+
+spdlog::level::level_enum parse_level(const std::string& level) {
+  if (level == "trace") return spdlog::level::trace;
+  if (level == "debug") return spdlog::level::debug;
+  if (level == "info") return spdlog::level::info;
+  if (level == "warn" || level == "warning") return spdlog::level::warn;
+  if (level == "error") return spdlog::level::err;
+  throw ConfigError("unknown log level '" + level + "': use trace, debug, info, warn or error");
+}
+
+void install() {
+  const auto level = parse_level(g_options.level);
+  const bool main_process = g_options.rank == 0;
+  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  // Non-main ranks stay quiet at INFO but always report warnings and errors.
+  console->set_level(main_process ? level : std::max(level, spdlog::level::warn));
+  const std::string prefix = g_options.world_size > 1 && !main_process
+                                 ? "[rank " + std::to_string(g_options.rank) + "] "
+                                 : "";
+  console->set_pattern(prefix + "[%H:%M:%S] %^%l%$ %v");
+  std::vector<spdlog::sink_ptr> sinks{console};
+  if (g_file_sink) {
+    g_file_sink->set_level(level);
+    g_file_sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [rank " + std::to_string(g_options.rank) +
+                             "] %l %v");
+    sinks.push_back(g_file_sink);
+  }
+  auto logger = std::make_shared<spdlog::logger>("runner", sinks.begin(), sinks.end());
+  logger->set_level(level);
+  logger->flush_on(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+void init_logging(const LogOptions& options) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_options = options;
+  if (!options.file.empty())
+    g_file_sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file, false);
+  install();
+}
+
+void set_log_file(const std::string& path) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_file_sink =
+      path.empty() ? nullptr : std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
+  install();
+}
+
+bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }
+
+}  // namespace runner::log
