@@ -36,8 +36,12 @@ void emit(YAML::Emitter& out, const nlohmann::json& v) {
     out << number_text(v.get<double>());
   } else if (v.is_string()) {
     const std::string s = v.get<std::string>();
-    // Quote strings that would otherwise read back as another type.
-    if (!typed_plain_scalar(s).is_string() || s.empty())
+    // Quote strings that would otherwise read back as another type or lose characters.
+    const bool control = std::any_of(s.begin(), s.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    const bool edge_space = !s.empty() && (s.front() == ' ' || s.back() == ' ');
+    if (!typed_plain_scalar(s).is_string() || s.empty() || control || edge_space)
       out << YAML::DoubleQuoted << s;
     else
       out << s;

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -151,8 +152,33 @@ std::string interpolate_env(const std::string& text, const std::string& where) {
   return out;
 }
 
+// Position of the first byte that is not well-formed UTF-8, or npos.
+size_t invalid_utf8_at(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t length = 0;
+    if (c < 0x80) length = 1;
+    else if (c >= 0xC2 && c <= 0xDF) length = 2;
+    else if (c >= 0xE0 && c <= 0xEF) length = 3;
+    else if (c >= 0xF0 && c <= 0xF4) length = 4;
+    else return i;
+    if (i + length > s.size()) return i;
+    for (size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    i += length;
+  }
+  return std::string::npos;
+}
+
 nlohmann::json parse_yaml(const std::string& text, const std::string& origin, SourceMap& marks,
                           bool require_mapping) {
+  if (const size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
+    const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + bad, '\n'));
+    const size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
+    const int column = static_cast<int>(bad - (line_start == std::string::npos || bad == 0 ? 0 : line_start + 1)) + 1;
+    fail(Mark{origin, line, column}, "the file is not valid UTF-8 text (save it as UTF-8)");
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The CLI as a user meets it: exit codes, one-line errors with positions and suggestions,
+# validate/config/plugins/env/schema, and a shared-library plugin used by an experiment.
+set -eu
+runner=$1
+root=$2
+plugin=$3
+. "$root/tests/integration/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$root"
+
+expect_exit 0 "$runner" validate experiments/*.yaml experiments/sweeps/*.yaml
+expect_output "ok: experiments/mnist_ddp_fp16.yaml"
+expect_output "ok: experiments/sweeps/bs_sweep.yaml (sweep, 6 points)"
+
+# A misspelled key: one line with file:line:col, key path and a suggestion; exit code 2.
+sed 's/lr: 2.0e-3/lrr: 2.0e-3/' experiments/quickstart.yaml >"$tmp/typo.yaml"
+expect_exit 2 "$runner" validate "$tmp/typo.yaml"
+expect_output "$tmp/typo.yaml:31:31: optimizer.lrr: unknown key (did you mean 'lr'?)"
+sed 's/backbone: small_cnn/backbone: convnext_smal/' experiments/quickstart.yaml >"$tmp/backbone.yaml"
+expect_exit 2 "$runner" run "$tmp/backbone.yaml" --dry-run
+expect_output "model.backbone: unknown backbone 'convnext_smal' (did you mean 'convnext_small'?; see 'runner plugins models')"
+
+# Overrides are typed and shown by `config`; a bad override path is an error.
+expect_exit 0 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lr=1e-4
+expect_output "lr: 0.0001"
+expect_output "batch_size: 128"
+expect_exit 2 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lrr=1e-4
+expect_output "--set optimizer.lrr=1e-4: optimizer.lrr: unknown key (did you mean 'lr'?)"
+
+# Usage errors: unknown command and option, with suggestions.
+expect_exit 2 "$runner" valdate x.yaml
+expect_output "unknown command 'valdate' (did you mean 'validate'?)"
+expect_exit 2 "$runner" run experiments/quickstart.yaml --dry-rn
+expect_output "unknown option '--dry-rn' (did you mean '--dry-run'?)"
+expect_exit 2 "$runner" validate does-not-exist.yaml
+expect_output "does-not-exist.yaml: no such experiment file"
+
+# plugins, env, schema.
+expect_exit 0 "$runner" plugins models
+expect_output "convnext_small"
+expect_output "in_chans: integer = 3"
+expect_exit 0 "$runner" plugins --json
+/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"datasets","transforms","models","optimizers","schedulers","losses","metrics"}, d.keys()' <<<"$out" || { echo "FAIL: plugins --json"; failures=$((failures+1)); }
+expect_exit 0 "$runner" env
+expect_output "libtorch"
+expect_output "BLAS"
+expect_exit 0 "$runner" schema
+
+# The dry run builds everything and states the global batch.
+expect_exit 0 "$runner" run experiments/quickstart.yaml --dry-run
+expect_output "batch           64 per process x 2 process(es) x 1 accumulation = 128 global"
+expect_output "dry run: everything resolved; no training done"
+
+# A shared-library plugin named in `plugins:` registers a transform the experiment uses.
+cat >"$tmp/plugin.yaml" <<YAML
+extends: $root/experiments/quickstart.yaml
+name: with_plugin
+plugins: [$plugin]
+data:
+  train_transforms: [{name: invert}, {name: normalize, mean: 0.5, std: 0.5}]
+YAML
+expect_exit 0 "$runner" run "$tmp/plugin.yaml" --dry-run
+expect_output "transforms      train 2"
+sed 's#plugins: \[.*\]#plugins: [/nonexistent/libnothing.so]#' "$tmp/plugin.yaml" >"$tmp/noplugin.yaml"
+expect_exit 2 "$runner" validate "$tmp/noplugin.yaml"
+expect_output "plugins.0: plugin library '/nonexistent/libnothing.so' does not exist"
+RUNNER_PLUGIN_PATH=$plugin expect_exit 0 "$runner" plugins transforms
+expect_output "invert"
+
+finish
