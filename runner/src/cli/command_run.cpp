@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "cli/command_line.hpp"
@@ -5,38 +6,100 @@
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
 #include "engine/dry_run.hpp"
+#include "engine/run_experiment.hpp"
+#include "launch/spawn.hpp"
+#include "launch/world_env.hpp"
 #include "runner/error.hpp"
 
 namespace runner::cli {
+namespace {
+
+std::string joined(const std::string& command, const Args& args) {
+  std::string out = "runner " + command;
+  for (const auto& a : args) out += " " + a;
+  return out;
+}
+
+// Runs this rank, or, when the experiment wants more local processes than the launcher that
+// started us provides (none), starts them: the same command line in each child.
+int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
+                 const engine::RunOptions& options) {
+  const auto& launch = e.doc.at("launch");
+  const int nproc = launch.at("num_processes").get<int>();
+  const int nnodes = launch.at("nnodes").get<int>();
+  const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
+  if (!inside_world && nproc * nnodes > 1) {
+    launch::SpawnOptions so;
+    so.executable = launch::self_executable();
+    so.args = Args{command};
+    so.args.insert(so.args.end(), args.begin(), args.end());
+    so.nproc_per_node = nproc;
+    so.nnodes = nnodes;
+    so.node_rank = launch.at("node_rank").get<int>();
+    so.master_addr = launch.at("master_addr").get<std::string>();
+    so.master_port = launch.at("master_port").get<int>();
+    return launch::spawn_ranks(so);
+  }
+  try {
+    return engine::run_experiment(e, options);
+  } catch (const std::exception& err) {
+    launch::write_torchelastic_error(err.what());
+    throw;
+  }
+}
+
+}  // namespace
 
 int command_run(const Args& args) {
-  CommandLine cl(
-      "run", "EXPERIMENT.yaml [--set KEY=VALUE]... [--dry-run] [--resume [RUN_DIR]]",
-      "Validates the experiment, starts its ranks (or joins a world started by torchrun,\n"
-      "srun or mpirun) and trains, keeping the best checkpoint, then predicts.\n"
-      "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
-      "grad_accum_steps.");
+  CommandLine cl("run", "EXPERIMENT.yaml [--set KEY=VALUE]... [--dry-run] [--resume [RUN_DIR]]",
+                 "Validates the experiment, starts its ranks (or joins a world started by torchrun,\n"
+                 "srun or mpirun) and trains, keeping the best checkpoint, then predicts.\n"
+                 "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
+                 "grad_accum_steps.");
   add_run_flags(cl);
   cl.flag("dry-run", nullptr,
           "Validate, build the model and data pipeline, print a summary and exit without training")
+      .flag("resume", po::value<std::string>()->implicit_value(""),
+            "Continue a stopped run from its checkpoints/last.pt (default: the newest run)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
+  if (files.size() != 1) throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
   const auto experiment = config::load_experiment(files[0], run_overrides(cl));
   if (cl.has("dry-run")) {
     engine::dry_run(experiment, std::cout);
     return 0;
   }
-  throw Error(
-      "runner run: training is not built yet (it arrives with the training engine); "
-      "use --dry-run to check the experiment");
+  engine::RunOptions options;
+  options.command_line = joined("run", args);
+  if (cl.values().count("resume")) {
+    options.resume = true;
+    options.resume_dir = cl.get<std::string>("resume");
+  }
+  return run_or_spawn(experiment, "run", args, options);
 }
 
 int command_predict(const Args& args) {
-  (void)args;
-  throw Error("runner predict: not built yet (it arrives with the training engine)");
+  CommandLine cl("predict", "EXPERIMENT.yaml [--checkpoint PATH] [--output FILE] [--set KEY=VALUE]...",
+                 "Predicts the experiment's predict.split (test by default) on any number of ranks\n"
+                 "and writes predict.output in predict.format. Without --checkpoint the model uses\n"
+                 "the weights model.pretrained names (a timm checkpoint can be evaluated directly).");
+  add_run_flags(cl);
+  cl.flag("checkpoint", po::value<std::string>(), "A runner checkpoint (checkpoints/best.pt or last.pt)")
+      .flag("output", po::value<std::string>(), "Output file (default: predict.output in the run directory)")
+      .positional("file", 1);
+  if (!cl.parse(args)) return 0;
+  const auto files = cl.list("file");
+  if (files.size() != 1) throw ConfigError("runner predict: give one experiment file; see 'runner predict --help'");
+  auto overrides = run_overrides(cl);
+  const auto experiment = config::load_experiment(files[0], overrides);
+  engine::RunOptions options;
+  options.command_line = joined("predict", args);
+  options.predict_only = true;
+  if (cl.has("checkpoint")) options.checkpoint = cl.get<std::string>("checkpoint");
+  if (cl.has("output"))
+    options.predict_output = std::filesystem::absolute(cl.get<std::string>("output")).string();
+  return run_or_spawn(experiment, "predict", args, options);
 }
 
 int command_sweep(const Args& args) {

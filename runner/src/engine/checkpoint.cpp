@@ -1,0 +1,97 @@
+#include "engine/checkpoint.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "runner/error.hpp"
+
+namespace runner::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+void fsync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+torch::Tensor cpu_rng_state() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void set_cpu_rng_state(const torch::Tensor& state) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+void save_checkpoint(const std::string& path, torch::nn::Module& model,
+                     torch::optim::Optimizer* optimizer, const CheckpointContent& content) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  archive.write("model", model_archive);
+  if (optimizer != nullptr) {
+    torch::serialize::OutputArchive optimizer_archive;
+    optimizer->save(optimizer_archive);
+    archive.write("optimizer", optimizer_archive);
+  }
+  archive.write("meta", c10::IValue(content.meta.dump()));
+  if (content.rng_states.defined()) archive.write("rng_states", content.rng_states);
+
+  // Beside the old file, then switch: a crash at any point leaves one complete checkpoint.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write checkpoint '" + tmp + "': " + std::strerror(errno));
+    archive.save_to(out);
+    out.flush();
+    if (!out) throw Error("cannot write checkpoint '" + tmp + "' (disk full?)");
+  }
+  fsync_path(tmp, false);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot move checkpoint '" + tmp + "' to '" + path + "': " + ec.message());
+  fsync_path(fs::path(path).parent_path().string(), true);
+}
+
+CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
+                                  torch::optim::Optimizer* optimizer) {
+  if (!fs::exists(path)) throw DataError("checkpoint '" + path + "' does not exist");
+  CheckpointContent content;
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    model.load(model_archive);
+    if (optimizer != nullptr) {
+      torch::serialize::InputArchive optimizer_archive;
+      if (archive.try_read("optimizer", optimizer_archive)) optimizer->load(optimizer_archive);
+    }
+    c10::IValue meta;
+    if (archive.try_read("meta", meta)) content.meta = nlohmann::json::parse(meta.toStringRef());
+    torch::Tensor rng;
+    if (archive.try_read("rng_states", rng)) content.rng_states = rng;
+  } catch (const c10::Error& e) {
+    std::string what = e.what_without_backtrace();
+    what = what.substr(0, what.find('\n'));
+    throw DataError("cannot load checkpoint '" + path + "': " + what +
+                    " (is it a runner checkpoint of this experiment's model?)");
+  }
+  return content;
+}
+
+}  // namespace runner::engine

@@ -1,0 +1,61 @@
+#include "engine/metrics_writer.hpp"
+
+#include <sys/resource.h>
+
+#include <filesystem>
+
+#include "log/tfevents_writer.hpp"
+
+namespace runner::engine {
+
+double peak_rss_mib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
+                             bool tensorboard) {
+  namespace fs = std::filesystem;
+  columns_ = {"kind", "epoch", "step", "loss", "lr", "scale", "images_per_s", "data_wait", "peak_rss_mib",
+              "val_loss"};
+  for (const auto& m : metric_names)
+    if (m != "loss") columns_.push_back("val_" + m);
+  const fs::path dir(run_dir);
+  const bool fresh_csv = !fs::exists(dir / "metrics.csv");
+  jsonl_.open(dir / "metrics.jsonl", std::ios::app);
+  csv_.open(dir / "metrics.csv", std::ios::app);
+  if (fresh_csv) {
+    for (size_t i = 0; i < columns_.size(); ++i) csv_ << (i ? "," : "") << columns_[i];
+    csv_ << "\n";
+  }
+  if (tensorboard) events_ = std::make_unique<log::TfEventsWriter>(dir / "tensorboard");
+}
+
+MetricsWriter::~MetricsWriter() = default;
+
+void MetricsWriter::write(const std::string& kind, int64_t step, const nlohmann::json& values) {
+  nlohmann::json record = values;
+  record["kind"] = kind;
+  record["step"] = step;
+  jsonl_ << record.dump() << "\n";
+  jsonl_.flush();
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    csv_ << (i ? "," : "");
+    if (record.contains(columns_[i]) && !record[columns_[i]].is_null()) {
+      const auto& v = record[columns_[i]];
+      csv_ << (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+  }
+  csv_ << "\n";
+  csv_.flush();
+  if (events_) {
+    for (auto it = values.begin(); it != values.end(); ++it) {
+      if (!it.value().is_number()) continue;
+      events_->add_scalar((kind == "step" ? "train/" : "val/") + it.key(), it.value().get<double>(), step);
+    }
+    events_->flush();
+  }
+}
+
+}  // namespace runner::engine

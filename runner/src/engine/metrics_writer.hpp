@@ -1,0 +1,37 @@
+#pragma once
+// The run's metric records: metrics.jsonl (one JSON object per record), metrics.csv (one row per
+// record, a fixed set of columns) and TensorBoard event files. Main process only.
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace runner::log {
+class TfEventsWriter;
+}
+
+namespace runner::engine {
+
+class MetricsWriter {
+ public:
+  /// Opens (appending, for resumed runs) the files in `run_dir`. `metric_names` fixes the CSV's
+  /// validation columns.
+  MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names, bool tensorboard);
+  ~MetricsWriter();
+
+  /// Writes one record: `kind` "step" or "epoch", the optimizer step, and named values.
+  void write(const std::string& kind, int64_t step, const nlohmann::json& values);
+
+ private:
+  std::ofstream jsonl_, csv_;
+  std::vector<std::string> columns_;
+  std::unique_ptr<log::TfEventsWriter> events_;
+};
+
+/// Peak resident memory of this process so far, in MiB.
+double peak_rss_mib();
+
+}  // namespace runner::engine

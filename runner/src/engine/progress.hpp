@@ -1,0 +1,29 @@
+#pragma once
+// Progress on the main process: a bar redrawn in place when stdout is a terminal, plain lines
+// every few steps when it is not (logs, CI). Other ranks print nothing.
+
+#include <chrono>
+#include <string>
+
+namespace runner::engine {
+
+class Progress {
+ public:
+  /// `enabled` false (non-main ranks) makes every call a no-op.
+  Progress(bool enabled, bool terminal, int64_t line_every);
+
+  /// Starts a phase ("epoch 1/5", "validate") of `total` batches.
+  void start(const std::string& label, int64_t total);
+  /// Batch `done` of the phase finished; `images_per_s` and `loss` (NaN: not shown) so far.
+  void update(int64_t done, double images_per_s, double loss);
+  /// Ends the phase (a final newline for the bar).
+  void finish();
+
+ private:
+  bool enabled_, terminal_;
+  int64_t line_every_, total_ = 0, last_line_ = -1;
+  std::string label_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace runner::engine

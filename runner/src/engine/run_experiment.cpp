@@ -1,0 +1,235 @@
+#include "engine/run_experiment.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+#include "cli/environment_report.hpp"
+#include "config/experiment_keys.hpp"
+#include "config/yaml_emit.hpp"
+#include "dist/world.hpp"
+#include "engine/build_parts.hpp"
+#include "engine/checkpoint.hpp"
+#include "engine/metrics_writer.hpp"
+#include "engine/trainer.hpp"
+#include "log/logging.hpp"
+#include "runner/error.hpp"
+#include "runner/registries.hpp"
+
+namespace runner::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Rank 0's string on every rank (run directory paths).
+std::string broadcast_string(dist::World& world, const std::string& text) {
+  if (!world.distributed()) return text;
+  constexpr int64_t kMax = 4096;
+  auto buffer = torch::zeros({kMax}, torch::kInt32);
+  if (world.is_main()) {
+    if (static_cast<int64_t>(text.size()) >= kMax) throw Error("run directory path too long: " + text);
+    for (size_t i = 0; i < text.size(); ++i) buffer[i] = static_cast<int>(static_cast<unsigned char>(text[i]));
+  }
+  std::vector<torch::Tensor> tensors = {buffer.to(world.device())};
+  world.broadcast_(tensors, 0);
+  const auto received = tensors[0].cpu();
+  std::string out;
+  for (int64_t i = 0; i < kMax; ++i) {
+    const int c = received[i].item<int>();
+    if (c == 0) break;
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+std::string timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  std::ostringstream ss;
+  ss << std::put_time(&tm, "%Y%m%d-%H%M%S");
+  return ss.str();
+}
+
+// The newest run directory of experiment `name` under `root`.
+std::string newest_run(const std::string& root, const std::string& name) {
+  const fs::path dir = fs::path(root) / name;
+  std::string best;
+  if (fs::is_directory(dir))
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (fs::exists(entry.path() / "checkpoints" / "last.pt") && entry.path().string() > best)
+        best = entry.path().string();
+  if (best.empty())
+    throw ConfigError("--resume: no run of '" + name + "' with checkpoints/last.pt under " + dir.string() +
+                      "; give the run directory: --resume runs/" + name + "/<timestamp>");
+  return best;
+}
+
+std::string choose_run_dir(const json& doc, const RunOptions& options) {
+  const json& output = doc.at("output");
+  const std::string name = doc.at("name").get<std::string>();
+  if (options.resume) {
+    const std::string dir = options.resume_dir.empty()
+                                ? newest_run(output.at("root").get<std::string>(), name)
+                                : options.resume_dir;
+    if (!fs::exists(fs::path(dir) / "checkpoints" / "last.pt"))
+      throw ConfigError("--resume " + dir + ": no checkpoints/last.pt there to continue from");
+    return dir;
+  }
+  if (!output.at("run_dir").is_null()) return output.at("run_dir").get<std::string>();
+  fs::path dir = fs::path(output.at("root").get<std::string>()) / name / timestamp();
+  for (int n = 1; fs::exists(dir); ++n)
+    dir = fs::path(output.at("root").get<std::string>()) / name / (timestamp() + "-" + std::to_string(n));
+  return dir.string();
+}
+
+torch::Device choose_device(const json& launch, const dist::World& world) {
+  const std::string wanted = launch.at("device").get<std::string>();
+  const bool cuda = torch::cuda::is_available();
+  if (wanted == "cuda" && !cuda) {
+    throw ConfigError("launch.device is cuda but no CUDA device is available (this libtorch: " +
+                      std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
+  }
+  if (wanted == "cpu" || !cuda) return torch::kCPU;
+  const auto& ids = launch.at("gpu_ids");
+  int index = world.local_rank();
+  if (!ids.empty()) {
+    if (world.local_rank() >= static_cast<int>(ids.size()))
+      throw ConfigError("launch.gpu_ids lists " + std::to_string(ids.size()) + " GPU(s) for " +
+                        std::to_string(world.local_world_size()) + " local ranks");
+    index = ids[world.local_rank()].get<int>();
+  }
+  if (index >= static_cast<int>(torch::cuda::device_count()))
+    throw ConfigError("local rank " + std::to_string(world.local_rank()) + " needs cuda:" + std::to_string(index) +
+                      " but only " + std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+int run_experiment(const config::Experiment& e, const RunOptions& options) {
+  const json& doc = e.doc;
+  const json& launch = doc.at("launch");
+  dist::WorldOptions wo;
+  wo.backend = launch.at("backend").get<std::string>();
+  wo.timeout_s = launch.at("timeout_s").get<double>();
+  if (launch.at("device").get<std::string>() == "cpu" && wo.backend == "auto") wo.backend = "gloo";
+  auto world = dist::World::init(wo);
+  log::init_logging({world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
+
+  // Threads: cores shared by the local ranks unless the config says otherwise.
+  int threads = launch.at("threads_per_process").get<int>();
+  if (threads <= 0)
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, world->local_world_size()));
+  torch::set_num_threads(threads);
+
+  const torch::Device device = choose_device(launch, *world);
+  std::string precision = doc.at("precision").get<std::string>();
+  if (device.is_cpu() && precision == "fp16") {
+    if (world->is_main())
+      spdlog::warn("precision fp16 needs CUDA (CPU fp16 kernels are missing): running in fp32 on CPU");
+    precision = "fp32";
+  } else if (device.is_cpu() && precision == "bf16" && world->is_main()) {
+    spdlog::warn("precision bf16 on CPU: autocast works but is much slower than fp32 on most CPUs");
+  }
+
+  // The run directory: chosen by the main process, known to all.
+  std::string run_dir = world->is_main() ? choose_run_dir(doc, options) : "";
+  run_dir = broadcast_string(*world, run_dir);
+  if (world->is_main()) {
+    fs::create_directories(fs::path(run_dir) / "logs");
+    fs::create_directories(fs::path(run_dir) / "checkpoints");
+    write_text(fs::path(run_dir) / "config.yaml", config::to_yaml(doc, config::experiment_key_order()));
+    write_text(fs::path(run_dir) / "command.txt", options.command_line + "\n");
+    write_text(fs::path(run_dir) / "env.json", cli::environment_report().dump(2) + "\n");
+  }
+  world->barrier();
+  log::set_log_file((fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+
+  const auto& train = doc.at("train");
+  const int64_t batch = train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
+  const int64_t accum = train.at("grad_accum_steps").get<int64_t>();
+  if (world->is_main()) {
+    spdlog::info("run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per process",
+                 run_dir, world->world_size(), world->env().source, device.str(), world->backend(), precision,
+                 threads);
+    spdlog::info("batch: {} per process x {} process(es) x {} accumulation = {} global", batch,
+                 world->world_size(), accum, batch * world->world_size() * accum);
+  }
+
+  torch::manual_seed(doc.at("seed").get<uint64_t>());
+  TrainerParts parts;
+  parts.world = world;
+  parts.device = device;
+  parts.precision = precision;
+  parts.splits = build_datasets(e);
+  parts.train_pipeline = data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+  parts.eval_pipeline = data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  parts.model = build_model(doc.at("model"), e.dir);
+  parts.model->to(device);
+  parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
+  parts.loss = build_loss(doc.at("loss"));
+  parts.metrics = build_metrics(doc.at("metrics"));
+  if (world->is_main()) {
+    const auto [params, trainable] = count_parameters(*parts.model);
+    auto size = [](const std::shared_ptr<data::Dataset>& d) { return d ? d->size() : size_t{0}; };
+    spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}", doc.at("model").at("backbone").get<std::string>(),
+                 params, size(parts.splits.train), size(parts.splits.val), size(parts.splits.test));
+    if (!parts.splits.class_names.empty()) {
+      std::ofstream classes(fs::path(run_dir) / "classes.txt");
+      for (const auto& c : parts.splits.class_names) classes << c << "\n";
+    }
+  }
+
+  const auto started = std::chrono::steady_clock::now();
+  Trainer trainer(std::move(parts), doc, run_dir);
+  json summary = {{"run_dir", run_dir}, {"world_size", world->world_size()}, {"precision", precision},
+                  {"batch_size", batch}, {"global_batch", batch * world->world_size() * accum}};
+  if (options.predict_only) {
+    if (!options.checkpoint.empty()) load_checkpoint(options.checkpoint, trainer.model(), nullptr);
+    const auto& predict = doc.at("predict");
+    trainer.predict(predict.at("split").get<std::string>(),
+                    options.predict_output.empty() ? predict.at("output").get<std::string>() : options.predict_output,
+                    predict.at("format").get<std::string>());
+    world->barrier();
+    return 0;
+  }
+  if (options.resume) trainer.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
+  const MetricValues last = trainer.fit();
+  trainer.load_best();
+  const MetricValues best = trainer.evaluate();
+  const auto& predict = doc.at("predict");
+  if (predict.at("enabled").get<bool>()) {
+    trainer.predict(predict.at("split").get<std::string>(), predict.at("output").get<std::string>(),
+                    predict.at("format").get<std::string>());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  // Peak memory of every rank, summed (the main process writes it).
+  const double rss_total = world->all_reduce(peak_rss_mib(), dist::ReduceOp::kSum);
+  if (world->is_main()) {
+    summary["last_metrics"] = last;
+    summary["best_metrics"] = best;
+    summary["train_images_per_s"] = trainer.train_images_per_s();
+    summary["optimizer_steps"] = trainer.optimizer_steps();
+    summary["seconds"] = seconds;
+    summary["peak_rss_mib_all_ranks"] = rss_total;
+    write_text(fs::path(run_dir) / "summary.json", summary.dump(2) + "\n");
+    std::string line;
+    for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
+    spdlog::info("done in {:.1f} s; best weights:{}; run directory {}", seconds, line, run_dir);
+  }
+  world->barrier();
+  return 0;
+}
+
+}  // namespace runner::engine

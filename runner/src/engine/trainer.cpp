@@ -1,0 +1,505 @@
+#include "engine/trainer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "compat/torch_compat.hpp"
+#include "engine/build_parts.hpp"
+#include "engine/checkpoint.hpp"
+#include "log/logging.hpp"
+#include "log/plot.hpp"
+#include "runner/error.hpp"
+
+namespace runner::engine {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Autocast on for one forward pass (fp16/bf16), restored and its cast cache cleared after.
+class AutocastGuard {
+ public:
+  AutocastGuard(const std::string& precision, torch::Device device) {
+    if (precision == "fp32") return;
+    type_ = device.type();
+    dtype_ = precision == "fp16" ? at::kHalf : at::kBFloat16;
+    compat::set_autocast(type_, dtype_, true);
+    active_ = true;
+  }
+  ~AutocastGuard() {
+    if (!active_) return;
+    compat::set_autocast(type_, dtype_, false);
+    at::autocast::clear_cache();
+  }
+
+ private:
+  bool active_ = false;
+  c10::DeviceType type_ = c10::DeviceType::CPU;
+  at::ScalarType dtype_ = at::kFloat;
+};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+int64_t optional_int(const json& v, int64_t fallback) { return v.is_null() ? fallback : v.get<int64_t>(); }
+
+// Writes `text` to `path` through a temporary file (no half-written predictions).
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw Error("cannot write '" + tmp + "' (disk full or no permission?)");
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
+    : parts_(std::move(parts)),
+      doc_(doc),
+      run_dir_(std::move(run_dir)),
+      progress_(parts_.world->is_main(), log::stdout_is_terminal(),
+                doc.at("train").at("log_every_steps").get<int64_t>()) {
+  const json& train = doc_.at("train");
+  epochs_ = train.at("epochs").get<int64_t>();
+  batch_size_ = train.at("batch_size").get<int64_t>();
+  eval_batch_size_ = optional_int(train.at("eval_batch_size"), 2 * batch_size_);
+  accum_ = train.at("grad_accum_steps").get<int64_t>();
+  log_every_ = train.at("log_every_steps").get<int64_t>();
+  max_nonfinite_ = train.at("max_nonfinite_steps").get<int64_t>();
+  if (!train.at("max_steps").is_null()) max_steps_ = train.at("max_steps").get<int64_t>();
+  if (!train.at("clip_grad_norm").is_null()) clip_ = train.at("clip_grad_norm").get<double>();
+  best_metric_ = train.at("best").at("metric").get<std::string>();
+  best_mode_ = train.at("best").at("mode").get<std::string>();
+  if (best_mode_ == "auto") {
+    best_mode_ = best_metric_ == "loss" ? "min" : "max";
+    for (const auto& m : parts_.metrics)
+      if (m->name() == best_metric_) best_mode_ = m->mode();
+  }
+  patience_ = train.at("early_stopping").at("patience").get<int64_t>();
+  min_delta_ = train.at("early_stopping").at("min_delta").get<double>();
+
+  dist::DataParallelOptions dp;
+  dp.bucket_cap_mb = train.at("bucket_cap_mb").get<double>();
+  dp.find_unused_parameters = train.at("find_unused_parameters").get<bool>();
+  dp.broadcast_buffers = train.at("bn_sync").get<std::string>() == "broadcast";
+  data_parallel_ = std::make_unique<dist::DataParallel>(
+      parts_.world, std::static_pointer_cast<torch::nn::Module>(parts_.model), dp);
+
+  GradScalerOptions so;
+  so.enabled = parts_.precision == "fp16";
+  auto world = parts_.world;
+  scaler_ = std::make_unique<GradScaler>(
+      so, [world](torch::Tensor& t) { world->all_reduce_(t, dist::ReduceOp::kMax); });
+
+  if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
+  data::LoaderOptions lo;
+  lo.batch_size = static_cast<size_t>(batch_size_);
+  lo.shuffle = true;
+  lo.drop_last = true;
+  lo.num_workers = doc_.at("data").at("num_workers").get<size_t>();
+  lo.prefetch = doc_.at("data").at("prefetch_batches").get<size_t>();
+  lo.seed = doc_.at("seed").get<uint64_t>();
+  lo.rank = static_cast<size_t>(parts_.world->rank());
+  lo.world_size = static_cast<size_t>(parts_.world->world_size());
+  lo.pin_memory = parts_.device.is_cuda();
+  train_loader_ = std::make_unique<data::DataLoader>(parts_.splits.train, parts_.train_pipeline, lo);
+  if (train_loader_->num_batches() == 0) {
+    throw ConfigError("train.batch_size " + std::to_string(batch_size_) + " x " +
+                      std::to_string(parts_.world->world_size()) +
+                      " process(es) is larger than the training split (" +
+                      std::to_string(parts_.splits.train->size()) +
+                      " samples): lower train.batch_size or raise data.limit.train");
+  }
+
+  const int64_t steps_per_epoch = (static_cast<int64_t>(train_loader_->num_batches()) + accum_ - 1) / accum_;
+  optim::ScheduleContext context;
+  context.base_lr = doc_.at("optimizer").at("lr").get<double>();
+  context.steps_per_epoch = steps_per_epoch;
+  context.total_steps = steps_per_epoch * epochs_;
+  scheduler_ = build_scheduler(doc_.at("scheduler"), context);
+
+  if (parts_.world->is_main()) {
+    std::vector<std::string> names;
+    for (const auto& m : parts_.metrics) names.push_back(m->name());
+    writer_ = std::make_unique<MetricsWriter>(run_dir_, names, doc_.at("output").at("tensorboard").get<bool>());
+  }
+  history_ = {{"step", json::array()}, {"train_loss", json::array()}, {"lr", json::array()},
+              {"epoch", json::array()}, {"epoch_end_step", json::array()},
+              {"val_loss", json::array()}, {"metric", json::array()}};
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_learning_rate() {
+  const double lr = scheduler_->lr_at(optimizer_steps_);
+  for (auto& group : parts_.optimizer->param_groups()) group.options().set_lr(lr);
+}
+
+bool Trainer::improved(double value) const {
+  if (!best_value_) return true;
+  return best_mode_ == "max" ? value > *best_value_ + min_delta_ : value < *best_value_ - min_delta_;
+}
+
+json Trainer::state_json() const {
+  const auto scaler = scaler_->state();
+  return {{"epoch", epoch_},
+          {"batches_done", batches_done_},
+          {"optimizer_steps", optimizer_steps_},
+          {"nonfinite_streak", nonfinite_streak_},
+          {"best_value", best_value_ ? json(*best_value_) : json(nullptr)},
+          {"best_metric", best_metric_},
+          {"best_epoch", best_epoch_},
+          {"epochs_without_improvement", epochs_without_improvement_},
+          {"scaler", {{"scale", scaler.scale}, {"growth_tracker", scaler.growth_tracker}}},
+          {"world_size", parts_.world->world_size()},
+          {"history", history_}};
+}
+
+void Trainer::save(const std::string& name, bool with_optimizer) {
+  // Every rank's RNG state travels to the main process, which alone writes; the others wait.
+  CheckpointContent content;
+  content.meta = state_json();
+  content.rng_states = parts_.world->all_gather(cpu_rng_state().to(torch::kFloat)).to(torch::kUInt8);
+  if (parts_.world->is_main()) {
+    const fs::path dir = fs::path(run_dir_) / "checkpoints";
+    fs::create_directories(dir);
+    save_checkpoint((dir / (name + ".pt")).string(), *parts_.model,
+                    with_optimizer ? parts_.optimizer.get() : nullptr, content);
+  }
+  parts_.world->barrier();
+}
+
+void Trainer::resume_from(const std::string& checkpoint) {
+  const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get());
+  const json& m = content.meta;
+  if (m.value("world_size", 1) != parts_.world->world_size()) {
+    throw ConfigError("cannot resume '" + checkpoint + "' with " + std::to_string(parts_.world->world_size()) +
+                      " processes: it was written by " + std::to_string(m.value("world_size", 1)) +
+                      " (the sampler's order depends on the world size); use launch.num_processes=" +
+                      std::to_string(m.value("world_size", 1)));
+  }
+  epoch_ = m.at("epoch").get<int64_t>();
+  batches_done_ = m.at("batches_done").get<int64_t>();
+  optimizer_steps_ = m.at("optimizer_steps").get<int64_t>();
+  nonfinite_streak_ = m.at("nonfinite_streak").get<int64_t>();
+  if (!m.at("best_value").is_null()) best_value_ = m.at("best_value").get<double>();
+  best_epoch_ = m.at("best_epoch").get<int64_t>();
+  epochs_without_improvement_ = m.at("epochs_without_improvement").get<int64_t>();
+  scaler_->load_state({m.at("scaler").at("scale").get<double>(), m.at("scaler").at("growth_tracker").get<int64_t>()});
+  history_ = m.at("history");
+  if (content.rng_states.defined() && content.rng_states.size(0) > parts_.world->rank())
+    set_cpu_rng_state(content.rng_states[parts_.world->rank()].contiguous());
+  if (parts_.world->is_main())
+    spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint, epoch_ + 1,
+                 batches_done_, optimizer_steps_);
+}
+
+Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
+  EpochResult result;
+  auto& model = *parts_.model;
+  auto& optimizer = *parts_.optimizer;
+  auto& world = *parts_.world;
+  model.train();
+  train_loader_->start_epoch(static_cast<uint64_t>(epoch), static_cast<size_t>(batches_done_));
+  const int64_t num_batches = static_cast<int64_t>(train_loader_->num_batches());
+  progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_), num_batches);
+
+  const int64_t images_per_batch = batch_size_ * world.world_size();
+  const int warmup_batches = 3;  // excluded from the steady-state throughput
+  int64_t counted_images = 0, batches_this_run = 0;
+  Clock::time_point steady_start = Clock::now();
+  Clock::time_point log_start = Clock::now();
+  double log_wait_start = train_loader_->stats().wait_seconds;
+  int64_t log_images = 0;
+  double window_loss = 0, epoch_loss_sum = 0;
+  int64_t window_count = 0, epoch_loss_count = 0;
+  bool window_nonfinite = false;
+
+  while (auto batch = train_loader_->next()) {
+    const int64_t micro = batches_done_ % accum_;
+    const bool sync = micro == accum_ - 1 || batches_done_ + 1 == num_batches;
+    const auto images = batch->images.to(parts_.device, /*non_blocking=*/true);
+    const auto labels = batch->labels.to(parts_.device, /*non_blocking=*/true);
+
+    data_parallel_->before_forward();
+    torch::Tensor logits;
+    {
+      AutocastGuard autocast(parts_.precision, parts_.device);
+      logits = model.forward(images);
+    }
+    const torch::Tensor loss = parts_.loss->compute(logits.to(torch::kFloat), labels);
+    const torch::Tensor scaled = scaler_->scale(loss / static_cast<double>(accum_));
+    data_parallel_->before_backward({scaled}, sync);
+    scaled.backward();
+
+    const double loss_value = loss.item<double>();
+    if (std::isfinite(loss_value)) window_loss += loss_value;
+    else window_nonfinite = true;
+    ++window_count;
+    ++batches_done_;
+    ++batches_this_run;
+    if (batches_this_run == warmup_batches) {
+      steady_start = Clock::now();
+      counted_images = 0;
+    } else {
+      counted_images += images_per_batch;
+    }
+    log_images += images_per_batch;
+
+    if (sync) {
+      if (clip_) {
+        scaler_->unscale_(optimizer);
+        torch::nn::utils::clip_grad_norm_(model.parameters(), *clip_);
+      }
+      const bool stepped = scaler_->step(optimizer);
+      scaler_->update();
+      data_parallel_->zero_grad();
+      if (stepped) {
+        ++optimizer_steps_;
+        set_learning_rate();
+      }
+      // One small collective per step: the mean loss over ranks and whether any rank diverged,
+      // so that every rank stops together.
+      auto stats = torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0, static_cast<double>(window_count)},
+                                 torch::kFloat64)
+                       .to(torch::kFloat);
+      if (world.distributed()) {
+        stats = stats.to(world.device());
+        world.all_reduce_(stats, dist::ReduceOp::kSum);
+        stats = stats.cpu();
+      }
+      const bool nonfinite = stats[1].item<double>() > 0;
+      const double finite_count = stats[2].item<double>();
+      const double mean_loss = finite_count > 0 ? stats[0].item<double>() / finite_count : NAN;
+      nonfinite_streak_ = nonfinite ? nonfinite_streak_ + 1 : 0;
+      if (nonfinite_streak_ >= max_nonfinite_) {
+        throw Error("the training loss was NaN or inf for " + std::to_string(nonfinite_streak_) +
+                    " consecutive steps (epoch " + std::to_string(epoch + 1) + ", step " +
+                    std::to_string(optimizer_steps_) +
+                    "): training diverged; lower optimizer.lr, set train.clip_grad_norm, or check "
+                    "the data (train.max_nonfinite_steps sets the patience)");
+      }
+      if (!nonfinite) {
+        epoch_loss_sum += mean_loss;
+        ++epoch_loss_count;
+      }
+      if (optimizer_steps_ % log_every_ == 0 && writer_) {
+        const double dt = seconds_since(log_start);
+        const double wait = train_loader_->stats().wait_seconds - log_wait_start;
+        const double lr = parts_.optimizer->param_groups()[0].options().get_lr();
+        writer_->write("step", optimizer_steps_,
+                       {{"epoch", epoch + 1},
+                        {"loss", mean_loss},
+                        {"lr", lr},
+                        {"scale", scaler_->scale()},
+                        {"images_per_s", dt > 0 ? log_images / dt : 0.0},
+                        {"data_wait", dt > 0 ? wait / dt : 0.0},
+                        {"peak_rss_mib", peak_rss_mib()}});
+        history_["step"].push_back(optimizer_steps_);
+        history_["train_loss"].push_back(mean_loss);
+        history_["lr"].push_back(lr);
+        log_start = Clock::now();
+        log_wait_start = train_loader_->stats().wait_seconds;
+        log_images = 0;
+      }
+      window_loss = 0;
+      window_count = 0;
+      window_nonfinite = false;
+      if (max_steps_ && optimizer_steps_ >= *max_steps_) {
+        result.stopped_by_max_steps = true;
+        break;
+      }
+    }
+    const double elapsed = seconds_since(steady_start);
+    progress_.update(batches_done_, elapsed > 0 && batches_this_run > warmup_batches ? counted_images / elapsed : 0.0,
+                     epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN);
+  }
+  progress_.finish();
+  const double elapsed = seconds_since(steady_start);
+  if (batches_this_run > warmup_batches && elapsed > 0) images_per_s_ = counted_images / elapsed;
+  result.loss = epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN;
+  return result;
+}
+
+torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& dataset) {
+  auto& world = *parts_.world;
+  data::LoaderOptions lo;
+  lo.batch_size = static_cast<size_t>(eval_batch_size_);
+  lo.shuffle = false;
+  lo.drop_last = false;
+  lo.num_workers = doc_.at("data").at("num_workers").get<size_t>();
+  lo.prefetch = doc_.at("data").at("prefetch_batches").get<size_t>();
+  lo.seed = doc_.at("seed").get<uint64_t>();
+  lo.rank = static_cast<size_t>(world.rank());
+  lo.world_size = static_cast<size_t>(world.world_size());
+  lo.pin_memory = parts_.device.is_cuda();
+  data::DataLoader loader(dataset, parts_.eval_pipeline, lo);
+  loader.start_epoch(0);
+  parts_.model->eval();
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> parts;
+  while (auto batch = loader.next()) {
+    torch::Tensor logits;
+    {
+      AutocastGuard autocast(parts_.precision, parts_.device);
+      logits = parts_.model->forward(batch->images.to(parts_.device, true));
+    }
+    logits = logits.to(torch::kFloat);
+    const auto valid = batch->padding.logical_not().to(logits.device());
+    parts.push_back(dist::gather_for_metrics(world, logits, valid).cpu());
+  }
+  parts_.model->train();
+  if (parts.empty()) return torch::empty({0, 0});
+  return torch::cat(parts);
+}
+
+MetricValues Trainer::compute_metrics(const torch::Tensor& logits, const torch::Tensor& labels) {
+  MetricValues out;
+  out["loss"] = parts_.loss->compute(logits, labels).item<double>();
+  for (const auto& m : parts_.metrics) out[m->name()] = m->compute(logits, labels);
+  return out;
+}
+
+MetricValues Trainer::evaluate() {
+  const auto& val = parts_.splits.val;
+  if (!val || val->size() == 0) return {};
+  const torch::Tensor logits = predict_logits(val);
+  std::vector<int64_t> labels(val->size());
+  for (size_t i = 0; i < val->size(); ++i) labels[i] = val->label(i);
+  if (logits.size(0) != static_cast<int64_t>(labels.size())) {
+    throw Error("internal: gathered " + std::to_string(logits.size(0)) + " predictions for " +
+                std::to_string(labels.size()) + " validation samples");
+  }
+  return compute_metrics(logits, torch::tensor(labels, torch::kInt64));
+}
+
+MetricValues Trainer::fit() {
+  auto& world = *parts_.world;
+  set_learning_rate();
+  MetricValues last;
+  const auto num_batches = static_cast<int64_t>(train_loader_->num_batches());
+  while (epoch_ < epochs_ && !finished_) {
+    const auto epoch_start = Clock::now();
+    const int64_t epoch = epoch_;
+    const EpochResult r = train_epoch(epoch);
+    const bool epoch_complete = batches_done_ >= num_batches;
+    if (epoch_complete) {
+      ++epoch_;
+      batches_done_ = 0;
+    }
+    const double train_seconds = seconds_since(epoch_start);
+    last = evaluate();
+    json record = {{"epoch", epoch + 1}, {"loss", r.loss}, {"images_per_s", images_per_s_},
+                   {"epoch_seconds", train_seconds}, {"peak_rss_mib", peak_rss_mib()}};
+    std::string line = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_) + ": train loss " +
+                       fmt::format("{:.4f}", r.loss);
+    for (const auto& [name, value] : last) {
+      record[name == "loss" ? "val_loss" : "val_" + name] = value;
+      line += fmt::format(", val {} {:.4f}", name, value);
+    }
+    line += fmt::format(", {:.0f} img/s, {:.1f} s", images_per_s_, train_seconds);
+    if (world.is_main()) {
+      spdlog::info("{}", line);
+      writer_->write("epoch", optimizer_steps_, record);
+    }
+    history_["epoch"].push_back(epoch + 1);
+    history_["epoch_end_step"].push_back(optimizer_steps_);
+    history_["val_loss"].push_back(last.count("loss") ? last["loss"] : NAN);
+    history_["metric"].push_back(last.count(best_metric_) ? last[best_metric_] : NAN);
+
+    if (last.count(best_metric_)) {
+      const double value = last[best_metric_];
+      if (improved(value)) {
+        best_value_ = value;
+        best_epoch_ = epoch + 1;
+        epochs_without_improvement_ = 0;
+        save("best", false);
+        if (world.is_main())
+          spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_metric_, value, epoch + 1);
+      } else if (epoch_complete) {
+        ++epochs_without_improvement_;
+      }
+      if (patience_ > 0 && epochs_without_improvement_ >= patience_) {
+        if (world.is_main())
+          spdlog::info("early stopping: no {} improvement for {} epoch(s); best {:.4f} at epoch {}", best_metric_,
+                       patience_, *best_value_, best_epoch_);
+        finished_ = true;
+      }
+    }
+    save("last", true);
+    if (world.is_main()) {
+      log::TrainingHistory h;
+      auto vec = [&](const char* key) { return history_[key].get<std::vector<double>>(); };
+      h.step = vec("step");
+      h.train_loss = vec("train_loss");
+      h.lr = vec("lr");
+      h.epoch = vec("epoch");
+      h.epoch_end_step = vec("epoch_end_step");
+      h.val_loss = vec("val_loss");
+      h.metric = vec("metric");
+      h.metric_name = best_metric_;
+      try {
+        log::save_training_curves(fs::path(run_dir_) / "curves.png", h, doc_.at("name").get<std::string>());
+      } catch (const std::exception& e) {
+        spdlog::warn("could not draw curves.png: {}", e.what());
+      }
+    }
+    if (r.stopped_by_max_steps) {
+      if (world.is_main()) spdlog::info("stopped after train.max_steps={} optimizer steps", *max_steps_);
+      break;
+    }
+  }
+  return last;
+}
+
+void Trainer::load_best() {
+  const std::string path = (fs::path(run_dir_) / "checkpoints" / "best.pt").string();
+  parts_.world->barrier();
+  if (!best_value_) return;
+  load_checkpoint(path, *parts_.model, nullptr);
+  if (parts_.world->is_main())
+    spdlog::info("loaded the best weights ({} {:.4f}, epoch {})", best_metric_, *best_value_, best_epoch_);
+}
+
+size_t Trainer::predict(const std::string& split, const std::string& output, const std::string& format) {
+  const auto& dataset = split == "val" ? parts_.splits.val : parts_.splits.test;
+  if (!dataset || dataset->size() == 0) {
+    if (parts_.world->is_main()) spdlog::warn("no {} split to predict: no predictions written", split);
+    return 0;
+  }
+  const torch::Tensor logits = predict_logits(dataset);
+  if (!parts_.world->is_main()) return static_cast<size_t>(logits.size(0));
+  const auto labels = logits.argmax(1);
+  std::string text;
+  if (format == "kaggle") {
+    text = "ImageId,Label\n";
+    for (int64_t i = 0; i < logits.size(0); ++i)
+      text += std::to_string(i + 1) + "," + std::to_string(labels[i].item<int64_t>()) + "\n";
+  } else {
+    const auto probs = torch::softmax(logits, 1);
+    text = "index,label";
+    for (int64_t c = 0; c < logits.size(1); ++c) text += ",prob_" + std::to_string(c);
+    text += "\n";
+    auto p = probs.accessor<float, 2>();
+    for (int64_t i = 0; i < logits.size(0); ++i) {
+      text += std::to_string(i) + "," + std::to_string(labels[i].item<int64_t>());
+      for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
+      text += "\n";
+    }
+  }
+  const fs::path path = fs::path(output).is_absolute() ? fs::path(output) : fs::path(run_dir_) / output;
+  write_atomically(path.string(), text);
+  spdlog::info("wrote {} predictions of the {} split to {}", logits.size(0), split, path.string());
+  return static_cast<size_t>(logits.size(0));
+}
+
+}  // namespace runner::engine

@@ -1,0 +1,109 @@
+#pragma once
+// The fit/predict loop of one rank: train epochs over the training split, validate on the
+// gathered predictions of all ranks, keep the best checkpoint, stop early or on a diverged loss,
+// and predict a split into a file. Every rank runs every collective; only I/O is main-only.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "dist/data_parallel.hpp"
+#include "dist/world.hpp"
+#include "engine/grad_scaler.hpp"
+#include "engine/metrics_writer.hpp"
+#include "engine/progress.hpp"
+#include "runner/data/dataset.hpp"
+#include "runner/data/loader.hpp"
+#include "runner/data/pipeline.hpp"
+#include "runner/losses/loss.hpp"
+#include "runner/metrics/metric.hpp"
+#include "runner/models/model.hpp"
+#include "runner/optim/scheduler.hpp"
+
+namespace runner::engine {
+
+/// Everything a rank trains with, built from the experiment.
+struct TrainerParts {
+  std::shared_ptr<dist::World> world;
+  torch::Device device = torch::kCPU;
+  std::string precision = "fp32";  ///< effective precision (fp16 falls back to fp32 on CPU)
+  std::shared_ptr<models::Model> model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::shared_ptr<losses::Loss> loss;
+  std::vector<std::shared_ptr<metrics::Metric>> metrics;
+  data::DatasetSplits splits;
+  data::Pipeline train_pipeline, eval_pipeline;
+};
+
+/// Validation results: metric name -> value ("loss" always present).
+using MetricValues = std::map<std::string, double>;
+
+class Trainer {
+ public:
+  /// `doc` is the resolved experiment; `run_dir` exists on the main process.
+  Trainer(TrainerParts parts, const nlohmann::json& doc, std::string run_dir);
+  ~Trainer();
+
+  /// Continues from `checkpoint` (the run's checkpoints/last.pt) before fit().
+  void resume_from(const std::string& checkpoint);
+  /// Trains until the configured epochs, max_steps or early stopping; returns the last
+  /// validation metrics (empty without a validation split).
+  MetricValues fit();
+  /// Loads the best checkpoint's weights when there is one (all ranks, after the main process
+  /// has written it).
+  void load_best();
+  /// Predicts `split` ("test" or "val") into `output` (main process writes) in `format`
+  /// ("kaggle" or "csv"); returns the number of rows written.
+  size_t predict(const std::string& split, const std::string& output, const std::string& format);
+  /// Validation metrics of the current weights on the validation split.
+  MetricValues evaluate();
+
+  /// Steady-state training throughput of the last epoch, images/s over all ranks.
+  double train_images_per_s() const { return images_per_s_; }
+  int64_t optimizer_steps() const { return optimizer_steps_; }
+  torch::nn::Module& model() { return *parts_.model; }
+
+ private:
+  struct EpochResult {
+    double loss = 0;
+    bool stopped_by_max_steps = false;
+  };
+  EpochResult train_epoch(int64_t epoch);
+  torch::Tensor predict_logits(const std::shared_ptr<data::Dataset>& dataset);
+  MetricValues compute_metrics(const torch::Tensor& logits, const torch::Tensor& labels);
+  void save(const std::string& name, bool with_optimizer);
+  nlohmann::json state_json() const;
+  void set_learning_rate();
+  bool improved(double value) const;
+
+  TrainerParts parts_;
+  nlohmann::json doc_;
+  std::string run_dir_;
+  std::unique_ptr<dist::DataParallel> data_parallel_;
+  std::unique_ptr<GradScaler> scaler_;
+  std::unique_ptr<optim::Scheduler> scheduler_;
+  std::unique_ptr<data::DataLoader> train_loader_;
+  std::unique_ptr<MetricsWriter> writer_;
+  Progress progress_;
+
+  int64_t epochs_, batch_size_, eval_batch_size_, accum_, log_every_, max_nonfinite_;
+  std::optional<int64_t> max_steps_;
+  std::optional<double> clip_;
+  std::string best_metric_, best_mode_;
+  int64_t patience_;
+  double min_delta_;
+
+  // Position: what a checkpoint restores.
+  int64_t epoch_ = 0, batches_done_ = 0, optimizer_steps_ = 0, nonfinite_streak_ = 0;
+  std::optional<double> best_value_;
+  int64_t best_epoch_ = -1, epochs_without_improvement_ = 0;
+  nlohmann::json history_ = nlohmann::json::object();
+  double images_per_s_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace runner::engine
