@@ -67,7 +67,7 @@ SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& valu
   uint64_t bytes = itemsize;
   for (int64_t dim : e.shape) {
     auto d = static_cast<uint64_t>(dim);
-    if (d != 0 && bytes > data_size / d) {
+    if (d != 0 && bytes > std::numeric_limits<uint64_t>::max() / d) {
       bytes = std::numeric_limits<uint64_t>::max();
       break;
     }

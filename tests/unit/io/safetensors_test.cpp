@@ -76,7 +76,8 @@ TEST(Safetensors, RoundTripKeepsEveryDtypeShapeValueAndOrder) {
 }
 
 TEST(Safetensors, ReadsTimmReferenceFile) {
-  auto file = runner::io::read_safetensors(RUNNER_SHARED_DIR "/reference/timm/resnet10t.in1c10.safetensors");
+  auto file = runner::io::read_safetensors(RUNNER_SHARED_DIR
+                                           "/reference/timm/resnet10t.in1c10.safetensors");
   ASSERT_FALSE(file.tensors.empty());
   EXPECT_EQ(file.tensors.front().first, "conv1.0.weight");
   EXPECT_EQ(file.find("conv1.1.num_batches_tracked").scalar_type(), torch::kInt64);
@@ -100,9 +101,9 @@ TEST(Safetensors, WriteRejectsDuplicateNamesAndUnwritableFolders) {
   EXPECT_THROW(runner::io::write_safetensors(temp_path("dup.safetensors"),
                                              {{"x", torch::ones({1})}, {"x", torch::ones({1})}}),
                runner::Error);
-  EXPECT_THROW(runner::io::write_safetensors("/nonexistent-dir/x.safetensors",
-                                             {{"x", torch::ones({1})}}),
-               runner::Error);
+  EXPECT_THROW(
+      runner::io::write_safetensors("/nonexistent-dir/x.safetensors", {{"x", torch::ones({1})}}),
+      runner::Error);
 }
 
 struct Malformed {
@@ -122,16 +123,15 @@ TEST(Safetensors, MalformedFilesAreClearDataErrorsNamingTheFile) {
       {"array", "[1,2,3]", 0, UINT64_MAX, "not a JSON object"},
       {"unknown_dtype", R"({"w":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 2,
        UINT64_MAX, "unsupported dtype"},
-      {"negative_dim", R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8,
-       UINT64_MAX, "non-negative"},
-      {"size_mismatch", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8,
-       UINT64_MAX, "needs 12 bytes"},
-      {"out_of_range", R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", 8,
-       UINT64_MAX, "outside"},
+      {"negative_dim", R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8, UINT64_MAX,
+       "non-negative"},
+      {"size_mismatch", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8, UINT64_MAX,
+       "needs 12 bytes"},
+      {"out_of_range", R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", 8, UINT64_MAX,
+       "outside"},
       {"reversed", R"({"w":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", 8, UINT64_MAX,
        "outside"},
-      {"overlap",
-       "{" + ok_entry + R"(,"v":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12,
+      {"overlap", "{" + ok_entry + R"(,"v":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12,
        UINT64_MAX, "overlap"},
       {"numel_overflow",
        R"({"w":{"dtype":"F64","shape":[4294967296,4294967296,16],"data_offsets":[0,8]}})", 8,
@@ -141,8 +141,8 @@ TEST(Safetensors, MalformedFilesAreClearDataErrorsNamingTheFile) {
       {"deep", std::string(100, '[') + std::string(100, ']'), 0, UINT64_MAX, "deep"},
   };
   for (const auto& c : cases) {
-    std::string path = write_raw(std::string(c.name) + ".safetensors", c.header, c.data_bytes,
-                                 c.declared_length);
+    std::string path =
+        write_raw(std::string(c.name) + ".safetensors", c.header, c.data_bytes, c.declared_length);
     std::string message = read_error(path);
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.name << ": " << message;
     EXPECT_NE(message.find(path), std::string::npos) << c.name << ": " << message;

@@ -30,7 +30,9 @@ TEST_P(TimmReference, StateDictNamesDtypesAndShapesEqualTimms) {
   for (std::string line; std::getline(names, line); ++i) {
     ASSERT_LT(i, sd.size()) << "model lacks " << line;
     const auto& t = sd[i].second;
-    std::string dtype = t.scalar_type() == torch::kFloat ? "F32" : t.scalar_type() == torch::kLong ? "I64" : "?";
+    std::string dtype = t.scalar_type() == torch::kFloat  ? "F32"
+                        : t.scalar_type() == torch::kLong ? "I64"
+                                                          : "?";
     std::ostringstream mine;
     mine << sd[i].first << " " << dtype << " [";
     for (int64_t d = 0; d < t.dim(); ++d) mine << (d ? "," : "") << t.size(d);
@@ -43,13 +45,15 @@ TEST_P(TimmReference, StateDictNamesDtypesAndShapesEqualTimms) {
 TEST_P(TimmReference, In1c10WeightsGiveTimmsOutputs) {
   torch::NoGradGuard no_grad;
   auto model = make_model(GetParam(), 1, 10);
-  runner::models::load_state_dict_safetensors(*model, timm_reference(GetParam() + ".in1c10.safetensors"));
+  runner::models::load_state_dict_safetensors(*model,
+                                              timm_reference(GetParam() + ".in1c10.safetensors"));
   model->eval();
   auto ref = runner::io::read_safetensors(timm_reference(GetParam() + ".in1c10.input.safetensors"));
   torch::Tensor input = ref.find("input");
   torch::Tensor feature_map = model->forward_features(input);
   EXPECT_LE(relative_error(feature_map, ref.find("feature_map")), kTolerance);
-  EXPECT_LE(relative_error(model->forward_head(feature_map, true), ref.find("features")), kTolerance);
+  EXPECT_LE(relative_error(model->forward_head(feature_map, true), ref.find("features")),
+            kTolerance);
   EXPECT_LE(relative_error(model->forward(input), ref.find("logits")), kTolerance);
 }
 
@@ -60,7 +64,8 @@ TEST_P(TimmReference, In3c1000CheckpointAdaptsToOneChannelAsTimmDoes) {
   torch::Tensor fresh_fc;
   for (auto& [name, t] : runner::models::state_dict(*model))
     if (name == classifier) fresh_fc = t.clone();
-  runner::models::load_pretrained(*model, timm_reference(GetParam() + ".in3c1000.safetensors"), 1, 10);
+  runner::models::load_pretrained(*model, timm_reference(GetParam() + ".in3c1000.safetensors"), 1,
+                                  10);
   model->eval();
   auto ref = runner::io::read_safetensors(timm_reference(GetParam() + ".adapted.safetensors"));
   EXPECT_EQ(ref.metadata.at("first_conv"), model->first_conv());
@@ -77,7 +82,8 @@ TEST_P(TimmReference, In3c1000CheckpointAdaptsToOneChannelAsTimmDoes) {
 TEST_P(TimmReference, In3c1000CheckpointWithItsClassifierGivesTimmsRgbLogits) {
   torch::NoGradGuard no_grad;
   auto model = make_model(GetParam(), 3, 1000);
-  runner::models::load_pretrained(*model, timm_reference(GetParam() + ".in3c1000.safetensors"), 3, 1000);
+  runner::models::load_pretrained(*model, timm_reference(GetParam() + ".in3c1000.safetensors"), 3,
+                                  1000);
   model->eval();
   auto ref = runner::io::read_safetensors(timm_reference(GetParam() + ".adapted.safetensors"));
   torch::Tensor rgb = ref.find("input").repeat({1, 3, 1, 1});
@@ -98,11 +104,13 @@ TEST_P(TimmReference, OtherChannelCountsAreTiledAndScaled) {
 
 TEST_P(TimmReference, FolderWithModelSafetensorsAndMissingBatchCountersLoad) {
   namespace fs = std::filesystem;
-  auto checkpoint = runner::io::read_safetensors(timm_reference(GetParam() + ".in1c10.safetensors"));
+  auto checkpoint =
+      runner::io::read_safetensors(timm_reference(GetParam() + ".in1c10.safetensors"));
   std::vector<std::pair<std::string, torch::Tensor>> kept;
   for (auto& kv : checkpoint.tensors)
     if (kv.first.find("num_batches_tracked") == std::string::npos) kept.push_back(kv);
-  fs::path dir = fs::temp_directory_path() / ("runner_hub_" + GetParam() + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("runner_hub_" + GetParam() + std::to_string(::getpid()));
   fs::create_directories(dir);
   runner::io::write_safetensors((dir / "model.safetensors").string(), kept);
   auto model = make_model(GetParam(), 1, 10);
@@ -126,14 +134,16 @@ TEST_P(TimmReference, MismatchedCheckpointIsOneClearError) {
   // A 1-channel checkpoint into a 3-channel model with the strict loader: a mis-shaped key.
   auto rgb = make_model(GetParam(), 3, 10);
   try {
-    runner::models::load_state_dict_safetensors(*rgb, timm_reference(GetParam() + ".in1c10.safetensors"));
+    runner::models::load_state_dict_safetensors(*rgb,
+                                                timm_reference(GetParam() + ".in1c10.safetensors"));
     FAIL() << "mis-shaped first conv was accepted";
   } catch (const runner::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("mis-shaped keys: " + rgb->first_conv() + ".weight"),
               std::string::npos)
         << e.what();
   }
-  EXPECT_THROW(runner::models::load_pretrained(*model, "/nonexistent/weights", 1, 10), runner::DataError);
+  EXPECT_THROW(runner::models::load_pretrained(*model, "/nonexistent/weights", 1, 10),
+               runner::DataError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backbones, TimmReference, ::testing::Values("convnext_atto", "resnet10t"));
