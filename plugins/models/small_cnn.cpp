@@ -63,7 +63,14 @@ void register_small_cnn(Registry<ModelFactory>& registry) {
       [](const nlohmann::json& params) -> std::shared_ptr<Model> {
         return std::make_shared<SmallCnn>(model_options_from(params));
       },
-      model_params_schema(),
+      model_params_schema({{"drop_path_rate",
+                            {{"type", "number"},
+                             {"minimum", 0},
+                             {"maximum", 1},
+                             {"default", 0.0},
+                             {"description",
+                              "small_cnn has no residual blocks: this is the dropout rate before "
+                              "the classifier."}}}}),
       "4 conv-BN-ReLU layers (32-64-64-128 ch, two stride-2) + avg pool + fc: quick CPU runs");
 }
 

@@ -149,3 +149,58 @@ TEST_P(TimmReference, MismatchedCheckpointIsOneClearError) {
 INSTANTIATE_TEST_SUITE_P(Backbones, TimmReference, ::testing::Values("convnext_atto", "resnet10t"));
 
 }  // namespace
+
+namespace {
+
+// Runs every element of a Sequential child of `model` named `name` on x.
+torch::Tensor run_sequential(torch::nn::Module& model, const std::string& name, torch::Tensor x) {
+  auto seq = std::dynamic_pointer_cast<torch::nn::SequentialImpl>(model.named_children()[name]);
+  EXPECT_TRUE(seq) << name << " is not a Sequential";
+  return seq->forward(x);
+}
+
+TEST(TimmIntermediates, ConvNextStemAndStagesMatchTimm) {
+  torch::NoGradGuard no_grad;
+  auto model = make_model("convnext_atto", 1, 10);
+  runner::models::load_state_dict_safetensors(*model,
+                                              timm_reference("convnext_atto.in1c10.safetensors"));
+  model->eval();
+  auto ref = runner::io::read_safetensors(timm_reference("convnext_atto.in1c10.input.safetensors"));
+  torch::Tensor x = run_sequential(*model, "stem", ref.find("input"));
+  EXPECT_LE(relative_error(x, ref.find("inter.stem")), kTolerance);
+  auto stages =
+      std::dynamic_pointer_cast<torch::nn::SequentialImpl>(model->named_children()["stages"]);
+  ASSERT_TRUE(stages);
+  int i = 0;
+  for (auto& stage : *stages) {
+    x = stage.forward(x);
+    EXPECT_LE(relative_error(x, ref.find("inter.stages." + std::to_string(i))), kTolerance) << i;
+    ++i;
+  }
+  EXPECT_EQ(i, 4);
+}
+
+TEST(TimmIntermediates, ResNetStemAndLayersMatchTimm) {
+  torch::NoGradGuard no_grad;
+  auto model = make_model("resnet10t", 1, 10);
+  runner::models::load_state_dict_safetensors(*model,
+                                              timm_reference("resnet10t.in1c10.safetensors"));
+  model->eval();
+  auto ref = runner::io::read_safetensors(timm_reference("resnet10t.in1c10.input.safetensors"));
+  torch::Tensor x = run_sequential(*model, "conv1", ref.find("input"));
+  EXPECT_LE(relative_error(x, ref.find("inter.conv1")), kTolerance);
+  auto bn1 = std::dynamic_pointer_cast<torch::nn::BatchNorm2dImpl>(model->named_children()["bn1"]);
+  ASSERT_TRUE(bn1);
+  x = bn1->forward(x);
+  EXPECT_LE(relative_error(x, ref.find("inter.bn1")), kTolerance);
+  x = torch::relu(x);
+  EXPECT_LE(relative_error(x, ref.find("inter.act1")), kTolerance);
+  x = torch::max_pool2d(x, 3, 2, 1);
+  EXPECT_LE(relative_error(x, ref.find("inter.maxpool")), kTolerance);
+  for (int i = 1; i <= 4; ++i) {
+    x = run_sequential(*model, "layer" + std::to_string(i), x);
+    EXPECT_LE(relative_error(x, ref.find("inter.layer" + std::to_string(i))), kTolerance) << i;
+  }
+}
+
+}  // namespace
