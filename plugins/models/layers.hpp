@@ -1,0 +1,34 @@
+#pragma once
+// Small layers the timm backbones share: LayerNorm2d, stochastic depth, truncated-normal init.
+
+#include <torch/torch.h>
+
+namespace runner::models {
+
+/// LayerNorm over dim `channel_dim` (1 for NCHW, -1 for NHWC) with timm's parameters
+/// `weight`/`bias`. Reduced-precision inputs are normalised in float32 and cast back:
+/// Debian's libtorch 1.13 crashes in layer_norm under CPU autocast otherwise.
+class LayerNormImpl : public torch::nn::Module {
+ public:
+  LayerNormImpl(int64_t channels, double eps, bool channels_first);
+  torch::Tensor forward(torch::Tensor x);
+
+ private:
+  int64_t channels_;
+  double eps_;
+  bool channels_first_;
+  torch::Tensor weight_, bias_;
+};
+TORCH_MODULE(LayerNorm);
+
+/// timm's drop_path: in training, zeroes whole samples with probability `p` and scales the
+/// survivors by 1/(1-p); the identity in eval mode or when p == 0.
+torch::Tensor drop_path(const torch::Tensor& x, double p, bool training);
+
+/// timm's trunc_normal_(std): N(0, std) truncated to [-2, 2] (absolute bounds, as timm's).
+void trunc_normal_(torch::Tensor w, double std);
+
+/// `rate` * i / (n - 1) for block i of n, as timm spreads drop_path_rate over blocks.
+std::vector<double> linear_drop_rates(double rate, int64_t n);
+
+}  // namespace runner::models

@@ -1,0 +1,77 @@
+// small_cnn: a fast CNN for quick CPU runs (not a timm model; named in timm's style).
+
+#include <torch/torch.h>
+
+#include "models.hpp"
+#include "runner/models/model.hpp"
+
+namespace runner::models {
+namespace {
+
+namespace nn = torch::nn;
+
+// conv3x3 (no bias) + BN + ReLU, the building unit of small_cnn.
+class ConvBnActImpl : public nn::Module {
+ public:
+  ConvBnActImpl(int64_t in, int64_t out, int64_t stride) {
+    conv_ = register_module(
+        "conv", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
+    bn_ = register_module("bn", nn::BatchNorm2d(out));
+    nn::init::kaiming_normal_(conv_->weight, 0.0, torch::kFanOut, torch::kReLU);
+  }
+  torch::Tensor forward(torch::Tensor x) { return torch::relu(bn_(conv_(x))); }
+
+ private:
+  nn::Conv2d conv_{nullptr};
+  nn::BatchNorm2d bn_{nullptr};
+};
+TORCH_MODULE(ConvBnAct);
+
+// 32 ch at full resolution, 64 at 1/2 (two layers), 128 at 1/4, global average pool, fc.
+class SmallCnn : public Model {
+ public:
+  explicit SmallCnn(const ModelOptions& o) : drop_rate_(o.drop_path_rate) {
+    features_ = register_module("features",
+                                nn::Sequential(ConvBnAct(o.in_chans, 32, 1), ConvBnAct(32, 64, 2),
+                                               ConvBnAct(64, 64, 1), ConvBnAct(64, 128, 2)));
+    fc_ = register_module("fc", nn::Linear(128, o.num_classes));
+  }
+
+  torch::Tensor forward_features(torch::Tensor x) override { return features_->forward(x); }
+
+  torch::Tensor forward_head(torch::Tensor x, bool pre_logits) override {
+    x = x.mean({2, 3});
+    if (pre_logits) return x;
+    // drop_path_rate acts as dropout before the classifier here: the net has no residual blocks.
+    return fc_(torch::dropout(x, drop_rate_, is_training()));
+  }
+
+  std::string first_conv() const override { return "features.0.conv"; }
+  std::string classifier() const override { return "fc"; }
+
+ private:
+  double drop_rate_;
+  nn::Sequential features_{nullptr};
+  nn::Linear fc_{nullptr};
+};
+
+}  // namespace
+
+void register_small_cnn(Registry<ModelFactory>& registry) {
+  registry.add(
+      "small_cnn",
+      [](const nlohmann::json& params) -> std::shared_ptr<Model> {
+        return std::make_shared<SmallCnn>(model_options_from(params));
+      },
+      model_params_schema({{"drop_path_rate",
+                            {{"type", "number"},
+                             {"minimum", 0},
+                             {"maximum", 1},
+                             {"default", 0.0},
+                             {"description",
+                              "small_cnn has no residual blocks: this is the dropout rate before "
+                              "the classifier."}}}}),
+      "4 conv-BN-ReLU layers (32-64-64-128 ch, two stride-2) + avg pool + fc: quick CPU runs");
+}
+
+}  // namespace runner::models
