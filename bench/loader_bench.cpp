@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include <opencv2/imgproc.hpp>
 #include <torch/torch.h>
+#include <opencv2/imgproc.hpp>
 
 #include "runner/data/loader.hpp"
 #include "runner/registries.hpp"
@@ -54,15 +54,22 @@ double floor_images_per_s(const Dataset& data, size_t images, size_t batch) {
       Sample s = data.get(index);
       Rng rng(0, 0, index);
       cv::Mat img = s.image, tmp;
-      if (rng.uniform() < 0.5) { cv::flip(img, tmp, 1); img = tmp; }
-      if (rng.uniform() < 0.5) { cv::flip(img, tmp, 0); img = tmp; }
+      if (rng.uniform() < 0.5) {
+        cv::flip(img, tmp, 1);
+        img = tmp;
+      }
+      if (rng.uniform() < 0.5) {
+        cv::flip(img, tmp, 0);
+        img = tmp;
+      }
       const bool bc = rng.uniform() < 0.2;
       const double alpha = 1.0 + rng.uniform(-0.2, 0.2), beta = rng.uniform(-0.2, 0.2);
       if (bc) {
         cv::Mat lut(1, 256, CV_8U);
         for (int i = 0; i < 256; ++i)
           lut.at<uint8_t>(i) = static_cast<uint8_t>(std::min(
-              255.0f, std::max(0.0f, i * static_cast<float>(alpha) + static_cast<float>(beta * 255))));
+              255.0f,
+              std::max(0.0f, i * static_cast<float>(alpha) + static_cast<float>(beta * 255))));
         cv::LUT(img, lut, tmp);
         img = tmp;
       }
@@ -88,7 +95,8 @@ double loader_images_per_s(std::shared_ptr<Dataset> data, size_t images, size_t 
   o.num_workers = workers;
   o.prefetch = 4;
   DataLoader loader(runner::data::limit_dataset(data, images),
-                    build_pipeline(nlohmann::json::parse(kChain), runner::registries().transforms), o);
+                    build_pipeline(nlohmann::json::parse(kChain), runner::registries().transforms),
+                    o);
   const double t0 = now();
   loader.start_epoch(0);
   size_t seen = 0;
@@ -107,8 +115,8 @@ int main(int argc, char** argv) {
   at::set_num_threads(1);
   cv::setNumThreads(0);  // OpenCV's own pool would compete with the loader's threads
   const auto& entry = runner::registries().datasets.at("mnist");
-  nlohmann::json params = {{"root", nullptr}, {"num_classes", 10}, {"test", false},
-                           {"val_split", 0}, {"split_shuffle", false}, {"split_seed", nullptr}};
+  nlohmann::json params = {{"root", nullptr}, {"num_classes", 10},      {"test", false},
+                           {"val_split", 0},  {"split_shuffle", false}, {"split_seed", nullptr}};
   auto train = entry.factory(params, DatasetContext{}).train;
   const long rss_dataset = peak_rss_kb();
   std::printf("Fashion-MNIST train: %zu images; timing %zu images, batch %zu\n", train->size(),
@@ -119,10 +127,11 @@ int main(int argc, char** argv) {
   for (size_t workers : {0, 1, 2}) {
     double wait = 0;
     const double rate = loader_images_per_s(train, images, batch, workers, &wait);
-    std::printf("loader, %zu worker%s: %.0f images/s (%.0f%% of floor per thread; consumer "
-                "waited %.0f%% of the time)\n",
-                workers, workers == 1 ? "" : "s", rate,
-                100.0 * rate / floor / std::max<size_t>(workers, 1), 100.0 * wait);
+    std::printf(
+        "loader, %zu worker%s: %.0f images/s (%.0f%% of floor per thread; consumer "
+        "waited %.0f%% of the time)\n",
+        workers, workers == 1 ? "" : "s", rate, 100.0 * rate / floor / std::max<size_t>(workers, 1),
+        100.0 * wait);
   }
   std::printf("peak RSS after streaming: %.1f MiB (dataset + prefetch queue)\n",
               peak_rss_kb() / 1024.0);

@@ -17,7 +17,8 @@ ArrayDataset::ArrayDataset(std::shared_ptr<const std::vector<uint8_t>> images, s
       type_(CV_MAKETYPE(depth, channels)),
       height_(height),
       width_(width),
-      sample_bytes_(static_cast<size_t>(height) * width * CV_ELEM_SIZE(CV_MAKETYPE(depth, channels))),
+      sample_bytes_(static_cast<size_t>(height) * width *
+                    CV_ELEM_SIZE(CV_MAKETYPE(depth, channels))),
       labels_(std::move(labels)),
       description_(std::move(description)) {
   if (images_->size() < count_ * sample_bytes_)
@@ -105,8 +106,8 @@ std::pair<std::shared_ptr<Dataset>, std::shared_ptr<Dataset>> split_train_val(
   const std::string base = full->describe();
   auto train_set = subset_dataset(full, std::move(train),
                                   base + " (train: " + std::to_string(train_count) + " rows)");
-  auto val_set = subset_dataset(full, std::move(val),
-                                base + " (validation: " + std::to_string(n - train_count) + " rows)");
+  auto val_set = subset_dataset(
+      full, std::move(val), base + " (validation: " + std::to_string(n - train_count) + " rows)");
   return {train_set, val_set};
 }
 

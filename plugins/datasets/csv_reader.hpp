@@ -17,8 +17,8 @@ struct PixelTable {
   size_t pixels_per_row = 0;
   size_t rows = 0;
   std::vector<uint8_t> pixels;
-  std::vector<int64_t> labels;      ///< one per row when has_labels
-  std::vector<size_t> line_numbers; ///< 1-based line of each row, for error messages
+  std::vector<int64_t> labels;       ///< one per row when has_labels
+  std::vector<size_t> line_numbers;  ///< 1-based line of each row, for error messages
 };
 
 /// Parses `text`, naming `name` in errors. Throws runner::DataError with the line (and column)

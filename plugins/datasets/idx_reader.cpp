@@ -5,8 +5,8 @@
 #include <fstream>
 #include <iterator>
 
-#include <opencv2/core.hpp>
 #include <zlib.h>
+#include <opencv2/core.hpp>
 
 #include "runner/error.hpp"
 
@@ -113,9 +113,8 @@ IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& name) {
                     ">= 1); is this an MNIST-style file?");
   const size_t header = 4 + 4 * ndims;
   if (size < header)
-    throw DataError(name + ": truncated IDX header (" + std::to_string(size) +
-                    " bytes, expected " + std::to_string(header) + " for " +
-                    std::to_string(ndims) + " dimensions)");
+    throw DataError(name + ": truncated IDX header (" + std::to_string(size) + " bytes, expected " +
+                    std::to_string(header) + " for " + std::to_string(ndims) + " dimensions)");
   const size_t payload = size - header;
   size_t bytes_needed = elem;
   bool overflow = false;
@@ -129,9 +128,8 @@ IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& name) {
     for (size_t d : out.dims) shape += (shape.empty() ? "" : "x") + std::to_string(d);
     const bool too_short = overflow || bytes_needed > payload;
     throw DataError(name + ": " + (too_short ? "truncated" : "trailing bytes in") +
-                    " IDX file: the header says " + shape + " elements of " +
-                    std::to_string(elem) + " bytes, the file holds " + std::to_string(payload) +
-                    " data bytes");
+                    " IDX file: the header says " + shape + " elements of " + std::to_string(elem) +
+                    " bytes, the file holds " + std::to_string(payload) + " data bytes");
   }
   out.data.assign(bytes + header, bytes + size);
   if (elem > 1) {  // big-endian on disk -> native (little-endian) order

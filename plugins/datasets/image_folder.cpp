@@ -31,8 +31,9 @@ class ImageFolderDataset : public Dataset {
     Sample s;
     s.image = cv::imread(path, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
     if (s.image.empty())
-      throw DataError(path + ": cannot read the image (missing, corrupt or not an image format "
-                             "OpenCV reads); remove or replace it");
+      throw DataError(path +
+                      ": cannot read the image (missing, corrupt or not an image format "
+                      "OpenCV reads); remove or replace it");
     if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
     s.label = labels_[index];
     return s;
@@ -49,9 +50,10 @@ class ImageFolderDataset : public Dataset {
 
 bool is_image_file(const fs::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  static const std::vector<std::string> known = {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff",
-                                                 ".webp", ".pgm", ".ppm", ".pbm", ".pnm"};
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  static const std::vector<std::string> known = {".png",  ".jpg", ".jpeg", ".bmp", ".tif", ".tiff",
+                                                 ".webp", ".pgm", ".ppm",  ".pbm", ".pnm"};
   return std::find(known.begin(), known.end(), ext) != known.end();
 }
 
@@ -64,7 +66,8 @@ std::vector<std::string> sorted_class_dirs(const std::string& root) {
     if (entry.is_directory()) classes.push_back(entry.path().filename().string());
   std::sort(classes.begin(), classes.end());
   if (classes.empty())
-    throw DataError("dataset image_folder: '" + root + "' has no class folders (root/<class>/<image>)");
+    throw DataError("dataset image_folder: '" + root +
+                    "' has no class folders (root/<class>/<image>)");
   return classes;
 }
 
@@ -81,7 +84,8 @@ std::shared_ptr<Dataset> scan(const std::string& root, const std::vector<std::st
                       "' is not among the training classes");
     std::vector<std::string> images;
     for (const auto& entry : fs::directory_iterator(root + "/" + dir))
-      if (entry.is_regular_file() && is_image_file(entry.path())) images.push_back(entry.path().string());
+      if (entry.is_regular_file() && is_image_file(entry.path()))
+        images.push_back(entry.path().string());
     std::sort(images.begin(), images.end());
     for (auto& f : images) {
       files.push_back(std::move(f));
@@ -115,8 +119,9 @@ void register_image_folder(Registry<DatasetFactory>& registry) {
   nlohmann::json properties = {
       {"root",
        {{"type", "string"},
-        {"description", "Folder of class folders: root/<class>/<image>. Classes are sorted by "
-                        "name; label = position in that order. Relative to the experiment file."}}},
+        {"description",
+         "Folder of class folders: root/<class>/<image>. Classes are sorted by "
+         "name; label = position in that order. Relative to the experiment file."}}},
       {"test_root",
        {{"type", {"string", "null"}},
         {"default", nullptr},
@@ -128,13 +133,14 @@ void register_image_folder(Registry<DatasetFactory>& registry) {
         {"description", "grayscale: 1-channel u8; color: 3-channel u8 in RGB order."}}},
   };
   properties.update(split_schema_properties(0));
-  registry.add("image_folder", make_image_folder,
-               {{"type", "object"},
-                {"additionalProperties", false},
-                {"required", {"root"}},
-                {"description", "Images read with OpenCV (png, jpg, bmp, tif, webp, pnm) on demand."},
-                {"properties", properties}},
-               "Folder of class folders of images (root/<class>/<image>)");
+  registry.add(
+      "image_folder", make_image_folder,
+      {{"type", "object"},
+       {"additionalProperties", false},
+       {"required", {"root"}},
+       {"description", "Images read with OpenCV (png, jpg, bmp, tif, webp, pnm) on demand."},
+       {"properties", properties}},
+      "Folder of class folders of images (root/<class>/<image>)");
 }
 
 }  // namespace runner::data

@@ -5,8 +5,8 @@
 #include <tuple>
 
 #include "array_dataset.hpp"
-#include "datasets.hpp"
 #include "csv_reader.hpp"
+#include "datasets.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
@@ -61,21 +61,30 @@ void register_kaggle_csv(Registry<DatasetFactory>& registry) {
       {"train_file",
        {{"type", "string"},
         {"default", "train.csv"},
-        {"description", "Header 'label,pixel0,...', then one image per line: the label, then "
-                        "height*width*channels integer pixels 0..255 (row-major, channels last)."}}},
+        {"description",
+         "Header 'label,pixel0,...', then one image per line: the label, then "
+         "height*width*channels integer pixels 0..255 (row-major, channels last)."}}},
       {"test_file",
        {{"type", {"string", "null"}},
         {"default", "test.csv"},
-        {"description", "Pixels only (unlabelled, label -1) or with a leading label column; "
-                        "skipped when absent or null. Predictions follow its row order "
-                        "(sample_submission.csv: ImageId = row + 1, Label)."}}},
-      {"height", {{"type", "integer"}, {"minimum", 1}, {"default", 28}, {"description", "Image height."}}},
-      {"width", {{"type", "integer"}, {"minimum", 1}, {"default", 28}, {"description", "Image width."}}},
+        {"description",
+         "Pixels only (unlabelled, label -1) or with a leading label column; "
+         "skipped when absent or null. Predictions follow its row order "
+         "(sample_submission.csv: ImageId = row + 1, Label)."}}},
+      {"height",
+       {{"type", "integer"}, {"minimum", 1}, {"default", 28}, {"description", "Image height."}}},
+      {"width",
+       {{"type", "integer"}, {"minimum", 1}, {"default", 28}, {"description", "Image width."}}},
       {"channels",
-       {{"type", "integer"}, {"minimum", 1}, {"maximum", 4}, {"default", 1},
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"maximum", 4},
+        {"default", 1},
         {"description", "Channels per pixel (interleaved in the row)."}}},
       {"num_classes",
-       {{"type", "integer"}, {"minimum", 1}, {"default", 10},
+       {{"type", "integer"},
+        {"minimum", 1},
+        {"default", 10},
         {"description", "Labels must lie in [0, num_classes)."}}},
   };
   properties.update(split_schema_properties(0));
@@ -83,8 +92,9 @@ void register_kaggle_csv(Registry<DatasetFactory>& registry) {
                {{"type", "object"},
                 {"additionalProperties", false},
                 {"required", {"root"}},
-                {"description", "Kaggle digit-recognizer CSVs; the original script's split is "
-                                "val_split: 40000 (first 40000 rows train, the rest validate)."},
+                {"description",
+                 "Kaggle digit-recognizer CSVs; the original script's split is "
+                 "val_split: 40000 (first 40000 rows train, the rest validate)."},
                 {"properties", properties}},
                "Kaggle digit-recognizer CSV files (train.csv, test.csv)");
 }

@@ -21,8 +21,7 @@ constexpr const char* kDefaultRoot = "/usr/share/datasets/fashion-mnist";
 std::string find_idx_file(const std::string& root, const std::string& prefix,
                           const std::string& kind, int ndims) {
   const std::string idx = "idx" + std::to_string(ndims) + "-ubyte";
-  for (const std::string& stem :
-       {prefix + "-" + kind + "-" + idx, prefix + "-" + kind + "." + idx})
+  for (const std::string& stem : {prefix + "-" + kind + "-" + idx, prefix + "-" + kind + "." + idx})
     for (const char* ext : {".gz", ""}) {
       const std::string path = root + "/" + stem + ext;
       if (std::filesystem::is_regular_file(path)) return path;
@@ -31,7 +30,7 @@ std::string find_idx_file(const std::string& root, const std::string& prefix,
 }
 
 std::shared_ptr<Dataset> load_split(const std::string& root, const std::string& prefix,
-                                     int64_t num_classes) {
+                                    int64_t num_classes) {
   const std::string images_path = find_idx_file(root, prefix, "images", 3);
   const std::string labels_path = find_idx_file(root, prefix, "labels", 1);
   if (images_path.empty() || labels_path.empty()) return nullptr;
@@ -64,10 +63,9 @@ std::shared_ptr<Dataset> load_split(const std::string& root, const std::string& 
   }
   check_labels(label_values, num_classes, labels_path, "record");
   auto buffer = std::make_shared<const std::vector<uint8_t>>(std::move(images.data));
-  return std::make_shared<ArrayDataset>(buffer, count, static_cast<int>(images.dims[1]),
-                                        static_cast<int>(images.dims[2]),
-                                        static_cast<int>(channels), images.cv_depth(),
-                                        std::move(label_values), images_path);
+  return std::make_shared<ArrayDataset>(
+      buffer, count, static_cast<int>(images.dims[1]), static_cast<int>(images.dims[2]),
+      static_cast<int>(channels), images.cv_depth(), std::move(label_values), images_path);
 }
 
 DatasetSplits make_mnist(const nlohmann::json& params, const DatasetContext& context) {
@@ -81,8 +79,10 @@ DatasetSplits make_mnist(const nlohmann::json& params, const DatasetContext& con
   const int64_t num_classes = params.at("num_classes").get<int64_t>();
   std::shared_ptr<Dataset> train = load_split(root, "train", num_classes);
   if (!train)
-    throw DataError("dataset mnist: no train-images-idx3-ubyte[.gz] and train-labels-idx1-ubyte[.gz] "
-                    "in '" + root + "'; set data.dataset.root to an MNIST-style folder");
+    throw DataError(
+        "dataset mnist: no train-images-idx3-ubyte[.gz] and train-labels-idx1-ubyte[.gz] "
+        "in '" +
+        root + "'; set data.dataset.root to an MNIST-style folder");
   DatasetSplits splits;
   std::tie(splits.train, splits.val) = split_train_val(train, params, context.seed);
   if (params.at("test").get<bool>()) splits.test = load_split(root, "t10k", num_classes);

@@ -13,8 +13,15 @@ class SyntheticDataset : public Dataset {
  public:
   SyntheticDataset(size_t size, uint64_t seed, uint64_t split, int height, int width, int channels,
                    int64_t num_classes, double noise, bool labelled)
-      : size_(size), seed_(seed), split_(split), height_(height), width_(width),
-        channels_(channels), num_classes_(num_classes), noise_(noise), labelled_(labelled) {}
+      : size_(size),
+        seed_(seed),
+        split_(split),
+        height_(height),
+        width_(width),
+        channels_(channels),
+        num_classes_(num_classes),
+        noise_(noise),
+        labelled_(labelled) {}
   size_t size() const override { return size_; }
   bool has_labels() const override { return labelled_; }
   int64_t label(size_t index) const override {
@@ -96,17 +103,26 @@ void register_synthetic(Registry<DatasetFactory>& registry) {
          {"test_size", int_property(200, 0, "Test samples (0: no test split).")},
          {"height", int_property(28, 1, "Image height.")},
          {"width", int_property(28, 1, "Image width.")},
-         {"channels", {{"type", "integer"}, {"minimum", 1}, {"maximum", 4}, {"default", 1},
-                       {"description", "Channels (u8 images)."}}},
+         {"channels",
+          {{"type", "integer"},
+           {"minimum", 1},
+           {"maximum", 4},
+           {"default", 1},
+           {"description", "Channels (u8 images)."}}},
          {"num_classes", int_property(10, 1, "Number of classes.")},
          {"noise",
-          {{"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"default", 0.5},
+          {{"type", "number"},
+           {"minimum", 0},
+           {"maximum", 1},
+           {"default", 0.5},
            {"description", "Share of noise in each pixel (0: the pure class pattern)."}}},
          {"test_labelled",
-          {{"type", "boolean"}, {"default", true},
+          {{"type", "boolean"},
+           {"default", true},
            {"description", "Whether the test split carries labels (false: label -1)."}}},
          {"seed",
-          {{"type", {"integer", "null"}}, {"default", nullptr},
+          {{"type", {"integer", "null"}},
+           {"default", nullptr},
            {"description", "Data seed; null uses the experiment's seed."}}}}}},
       "Deterministic random class-pattern images (tests, benchmarks)");
 }

@@ -61,8 +61,10 @@ class NormalizeTransform : public Transform {
 
 std::vector<double> values(const nlohmann::json& v, const char* key) {
   std::vector<double> out;
-  if (v.is_number()) out.push_back(v.get<double>());
-  else out = v.get<std::vector<double>>();
+  if (v.is_number())
+    out.push_back(v.get<double>());
+  else
+    out = v.get<std::vector<double>>();
   if (out.empty()) throw ConfigError(std::string("normalize: ") + key + " is empty");
   for (double x : out)
     if (std::string(key) == "std" && x == 0) throw ConfigError("normalize: std must not be 0");
@@ -92,11 +94,13 @@ void register_normalize(Registry<TransformFactory>& registry) {
        {"description",
         "albumentations Normalize: out = (float32(in) - mean*max_pixel_value) * (1 / "
         "(std*max_pixel_value)), all in float32; the output is float32. No random draws. The "
-        "defaults are albumentations' (ImageNet RGB, 3 channels); the original's Fashion-MNIST run uses mean 0.1310, std "
+        "defaults are albumentations' (ImageNet RGB, 3 channels); the original's Fashion-MNIST run "
+        "uses mean 0.1310, std "
         "0.30854."},
        {"properties",
         {{"mean", values_schema({0.485, 0.456, 0.406}, "Mean (in units of max_pixel_value)")},
-         {"std", values_schema({0.229, 0.224, 0.225}, "Standard deviation (in units of max_pixel_value)")},
+         {"std",
+          values_schema({0.229, 0.224, 0.225}, "Standard deviation (in units of max_pixel_value)")},
          {"max_pixel_value",
           {{"type", "number"},
            {"default", 255.0},

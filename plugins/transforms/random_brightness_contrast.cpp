@@ -33,8 +33,8 @@ class BrightnessContrastTransform : public Transform {
       for (int i = 0; i < 256; ++i) {
         float v = static_cast<float>(i);
         if (alpha != 1) v *= static_cast<float>(alpha);
-        if (beta != 0) v += by_max_ ? static_cast<float>(beta * 255.0)
-                                    : static_cast<float>(alpha * beta * mean);
+        if (beta != 0)
+          v += by_max_ ? static_cast<float>(beta * 255.0) : static_cast<float>(alpha * beta * mean);
         v = std::min(std::max(v, 0.0f), 255.0f);
         lut.at<uint8_t>(i) = static_cast<uint8_t>(v);
       }
@@ -109,8 +109,9 @@ void register_random_brightness_contrast(Registry<TransformFactory>& registry) {
          {"brightness_by_max",
           {{"type", "boolean"},
            {"default", true},
-           {"description", "true: brightness shift beta * max value (255 for u8); false: "
-                           "alpha * beta * mean of the image."}}},
+           {"description",
+            "true: brightness shift beta * max value (255 for u8); false: "
+            "alpha * beta * mean of the image."}}},
          {"p", p_schema(0.5)}}}},
       "Random brightness and contrast (albumentations' formula)");
 }

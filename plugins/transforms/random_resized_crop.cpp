@@ -14,8 +14,14 @@ class RandomResizedCropTransform : public Transform {
  public:
   RandomResizedCropTransform(int height, int width, double s_lo, double s_hi, double r_lo,
                              double r_hi, int interpolation, double p)
-      : height_(height), width_(width), s_lo_(s_lo), s_hi_(s_hi), r_lo_(r_lo), r_hi_(r_hi),
-        interpolation_(interpolation), p_(p) {}
+      : height_(height),
+        width_(width),
+        s_lo_(s_lo),
+        s_hi_(s_hi),
+        r_lo_(r_lo),
+        r_hi_(r_hi),
+        interpolation_(interpolation),
+        p_(p) {}
 
   void apply(cv::Mat& image, Rng& rng) const override {
     const bool on = draw_coin(rng, p_);
@@ -41,8 +47,10 @@ class RandomResizedCropTransform : public Transform {
     }
     const double in_ratio = static_cast<double>(cols) / rows;
     int w = cols, h = rows;
-    if (in_ratio < r_lo_) h = static_cast<int>(std::lround(w / r_lo_));
-    else if (in_ratio > r_hi_) w = static_cast<int>(std::lround(h * r_hi_));
+    if (in_ratio < r_lo_)
+      h = static_cast<int>(std::lround(w / r_lo_));
+    else if (in_ratio > r_hi_)
+      w = static_cast<int>(std::lround(h * r_hi_));
     h = std::max(1, std::min(h, rows));
     w = std::max(1, std::min(w, cols));
     return {(cols - w) / 2, (rows - h) / 2, w, h};
@@ -54,8 +62,8 @@ class RandomResizedCropTransform : public Transform {
 };
 
 nlohmann::json pair_schema(double lo, double hi, const char* description) {
-  return {{"type", "array"}, {"items", {{"type", "number"}, {"exclusiveMinimum", 0}}},
-          {"minItems", 2},   {"maxItems", 2},
+  return {{"type", "array"},     {"items", {{"type", "number"}, {"exclusiveMinimum", 0}}},
+          {"minItems", 2},       {"maxItems", 2},
           {"default", {lo, hi}}, {"description", description}};
 }
 

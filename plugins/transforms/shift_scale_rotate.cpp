@@ -12,8 +12,13 @@ class ShiftScaleRotateTransform : public Transform {
  public:
   ShiftScaleRotateTransform(double shift, double scale, double rotate, int interpolation,
                             int border, double value, double p)
-      : shift_(shift), scale_(scale), rotate_(rotate), interpolation_(interpolation),
-        border_(border), value_(value), p_(p) {}
+      : shift_(shift),
+        scale_(scale),
+        rotate_(rotate),
+        interpolation_(interpolation),
+        border_(border),
+        value_(value),
+        p_(p) {}
 
   void apply(cv::Mat& image, Rng& rng) const override {
     const bool on = draw_coin(rng, p_);
@@ -60,13 +65,20 @@ void register_shift_scale_rotate(Registry<TransformFactory>& registry) {
         "out = warpAffine(in, M, same size, interpolation, border_mode, value)."},
        {"properties",
         {{"shift_limit",
-          {{"type", "number"}, {"minimum", 0}, {"default", 0.0625},
+          {{"type", "number"},
+           {"minimum", 0},
+           {"default", 0.0625},
            {"description", "Largest shift as a fraction of width/height."}}},
          {"scale_limit",
-          {{"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"default", 0.1},
+          {{"type", "number"},
+           {"minimum", 0},
+           {"maximum", 1},
+           {"default", 0.1},
            {"description", "Scale factor drawn from [1 - l, 1 + l]."}}},
          {"rotate_limit",
-          {{"type", "number"}, {"minimum", 0}, {"default", 45},
+          {{"type", "number"},
+           {"minimum", 0},
+           {"default", 45},
            {"description", "Largest rotation in degrees."}}},
          {"interpolation", interpolation_schema("linear")},
          {"border_mode",
@@ -75,7 +87,8 @@ void register_shift_scale_rotate(Registry<TransformFactory>& registry) {
            {"default", "reflect_101"},
            {"description", "How pixels outside the image are filled (cv::BORDER_<MODE>)."}}},
          {"value",
-          {{"type", "number"}, {"default", 0},
+          {{"type", "number"},
+           {"default", 0},
            {"description", "Fill value for border_mode constant."}}},
          {"p", p_schema(0.5)}}}},
       "Random shift, scale and rotation in one affine warp");

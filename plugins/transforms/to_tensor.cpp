@@ -22,8 +22,7 @@ class ToTensorTransform : public Transform {
 
 void register_to_tensor(Registry<TransformFactory>& registry) {
   registry.add(
-      "to_tensor",
-      [](const nlohmann::json&) { return std::make_shared<ToTensorTransform>(); },
+      "to_tensor", [](const nlohmann::json&) { return std::make_shared<ToTensorTransform>(); },
       {{"type", "object"},
        {"additionalProperties", false},
        {"description",

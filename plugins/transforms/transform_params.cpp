@@ -11,8 +11,9 @@ nlohmann::json p_schema(double default_p) {
           {"minimum", 0},
           {"maximum", 1},
           {"default", default_p},
-          {"description", "Probability of applying the transform (one coin per sample: apply "
-                          "when U(0,1) < p; the coin is drawn even when p is 0 or 1)."}};
+          {"description",
+           "Probability of applying the transform (one coin per sample: apply "
+           "when U(0,1) < p; the coin is drawn even when p is 0 or 1)."}};
 }
 
 int interpolation_flag(const std::string& name) {
@@ -28,10 +29,11 @@ int interpolation_flag(const std::string& name) {
 }
 
 nlohmann::json interpolation_schema(const std::string& default_name) {
-  return {{"type", "string"},
-          {"enum", {"nearest", "linear", "cubic", "area", "lanczos4", "linear_exact", "nearest_exact"}},
-          {"default", default_name},
-          {"description", "OpenCV interpolation (cv::INTER_<NAME>)."}};
+  return {
+      {"type", "string"},
+      {"enum", {"nearest", "linear", "cubic", "area", "lanczos4", "linear_exact", "nearest_exact"}},
+      {"default", default_name},
+      {"description", "OpenCV interpolation (cv::INTER_<NAME>)."}};
 }
 
 int border_flag(const std::string& name) {

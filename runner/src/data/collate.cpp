@@ -1,8 +1,8 @@
 #include <cstring>
 
-#include <opencv2/core.hpp>
 #include <torch/cuda.h>
 #include <torch/torch.h>
+#include <opencv2/core.hpp>
 
 #include "runner/data/batch.hpp"
 #include "runner/error.hpp"
@@ -48,8 +48,8 @@ Batch collate(const std::vector<Sample>& samples, const std::vector<size_t>& ind
       throw DataError("collate: sample " + std::to_string(indices[i]) + " is " +
                       std::to_string(m.rows) + "x" + std::to_string(m.cols) + "x" +
                       std::to_string(m.channels()) + " but sample " + std::to_string(indices[0]) +
-                      " in the same batch is " + std::to_string(h) + "x" + std::to_string(w) +
-                      "x" + std::to_string(c) + "; add a resize transform");
+                      " in the same batch is " + std::to_string(h) + "x" + std::to_string(w) + "x" +
+                      std::to_string(c) + "; add a resize transform");
   }
   auto options = torch::TensorOptions().pinned_memory(pin_memory && torch::cuda::is_available());
   Batch batch;

@@ -63,7 +63,8 @@ void DataLoader::start_epoch(uint64_t epoch, size_t skip_batches) {
   next_to_claim_ = next_batch_;
   ready_.clear();
   stopping_ = false;
-  for (size_t i = 0; i < options_.num_workers; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (size_t i = 0; i < options_.num_workers; ++i)
+    workers_.emplace_back([this] { worker_loop(); });
 }
 
 Batch DataLoader::make_batch(size_t batch_number) const {

@@ -13,7 +13,8 @@ std::vector<size_t> shuffled_indices(size_t n, uint64_t seed, uint64_t epoch) {
   // A stream key no sample index can take, so shuffling never correlates with augmentation.
   Rng rng(seed, epoch, ~uint64_t{0});
   for (size_t i = n; i > 1; --i)
-    std::swap(order[i - 1], order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i - 1)))]);
+    std::swap(order[i - 1],
+              order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(i - 1)))]);
   return order;
 }
 

@@ -59,8 +59,8 @@ TEST(ImageFolderDataset, MissingRootOrTestClassOutsideTrainingIsAnError) {
   EXPECT_THROW(testing::make_dataset("image_folder", {{"root", dir.file("nope")}}), DataError);
   write_image(dir.file("train/a/x.png"), 1, 1, 1);
   write_image(dir.file("test/b/x.png"), 1, 1, 1);
-  EXPECT_THROW(testing::make_dataset("image_folder", {{"root", dir.file("train")},
-                                                      {"test_root", dir.file("test")}}),
+  EXPECT_THROW(testing::make_dataset(
+                   "image_folder", {{"root", dir.file("train")}, {"test_root", dir.file("test")}}),
                DataError);
 }
 

@@ -12,7 +12,8 @@ using testing::TempDir;
 
 /// A 2x2 Kaggle CSV: header, then `rows` of "label,p0,p1,p2,p3" (or pixels only).
 std::string csv(bool labelled, const std::vector<std::string>& rows) {
-  std::string text = labelled ? "label,pixel0,pixel1,pixel2,pixel3\n" : "pixel0,pixel1,pixel2,pixel3\n";
+  std::string text =
+      labelled ? "label,pixel0,pixel1,pixel2,pixel3\n" : "pixel0,pixel1,pixel2,pixel3\n";
   for (const auto& r : rows) text += r + "\n";
   return text;
 }
@@ -60,8 +61,11 @@ TEST(KaggleCsvDataset, SplitsLikeTheOriginalOrByFraction) {
   ASSERT_EQ(s.val->size(), 2u);
   EXPECT_EQ(s.val->get(0).label, 8);  // first 8 rows train, the rest validate
   EXPECT_EQ(s.test, nullptr);         // no test.csv
-  s = testing::make_dataset("kaggle_csv", {{"root", dir.str()}, {"height", 2}, {"width", 2},
-                                            {"val_split", 0.5}, {"split_shuffle", true}});
+  s = testing::make_dataset("kaggle_csv", {{"root", dir.str()},
+                                           {"height", 2},
+                                           {"width", 2},
+                                           {"val_split", 0.5},
+                                           {"split_shuffle", true}});
   EXPECT_EQ(s.train->size(), 5u);
   EXPECT_EQ(s.val->size(), 5u);
 }

@@ -13,20 +13,24 @@ namespace runner::data {
 namespace {
 
 std::shared_ptr<Dataset> synthetic(size_t n, int h = 8, int w = 8, int c = 1) {
-  return testing::make_dataset("synthetic", {{"train_size", n}, {"val_size", 0}, {"test_size", 0},
-                                             {"height", h}, {"width", w}, {"channels", c}, {"seed", 11}})
+  return testing::make_dataset("synthetic", {{"train_size", n},
+                                             {"val_size", 0},
+                                             {"test_size", 0},
+                                             {"height", h},
+                                             {"width", w},
+                                             {"channels", c},
+                                             {"seed", 11}})
       .train;
 }
 
 Pipeline augmentations() {
-  return build_pipeline(
-      nlohmann::json::parse(R"([{"name": "horizontal_flip", "p": 0.5},
+  return build_pipeline(nlohmann::json::parse(R"([{"name": "horizontal_flip", "p": 0.5},
                                 {"name": "vertical_flip", "p": 0.5},
                                 {"name": "random_brightness_contrast", "p": 0.5},
                                 {"name": "shift_scale_rotate", "p": 0.5},
                                 {"name": "resize", "height": 12, "width": 12},
                                 {"name": "normalize", "mean": 0.13, "std": 0.3}])"),
-      registries().transforms);
+                        registries().transforms);
 }
 
 std::vector<Batch> epoch_of(DataLoader& loader, uint64_t epoch, size_t skip = 0) {
@@ -176,8 +180,10 @@ TEST(DataLoader, EveryRankYieldsEqualBatchesAndPaddingIsFlagged) {
       const Batch& b = per_rank[r][i];
       EXPECT_EQ(b.size, per_rank[0][i].size);
       for (int64_t k = 0; k < b.size; ++k) {
-        if (b.padding[k].item<bool>()) ++padded;
-        else real.insert(b.indices[k].item<int64_t>());
+        if (b.padding[k].item<bool>())
+          ++padded;
+        else
+          real.insert(b.indices[k].item<int64_t>());
       }
     }
   }

@@ -24,10 +24,21 @@ std::vector<uint8_t> encode(uint8_t type, const std::vector<double>& values) {
   for (double v : values) {
     if (type == 0x08) out.push_back(static_cast<uint8_t>(v));
     if (type == 0x09) out.push_back(static_cast<uint8_t>(static_cast<int8_t>(v)));
-    if (type == 0x0B) { int16_t x = static_cast<int16_t>(v); push(&x, 2); }
-    if (type == 0x0C) { int32_t x = static_cast<int32_t>(v); push(&x, 4); }
-    if (type == 0x0D) { float x = static_cast<float>(v); push(&x, 4); }
-    if (type == 0x0E) { push(&v, 8); }
+    if (type == 0x0B) {
+      int16_t x = static_cast<int16_t>(v);
+      push(&x, 2);
+    }
+    if (type == 0x0C) {
+      int32_t x = static_cast<int32_t>(v);
+      push(&x, 4);
+    }
+    if (type == 0x0D) {
+      float x = static_cast<float>(v);
+      push(&x, 4);
+    }
+    if (type == 0x0E) {
+      push(&v, 8);
+    }
   }
   return out;
 }
@@ -90,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
             TypeCase{0x08, CV_8U, {0, 1, 2, 127, 128, 255, 9, 8, 7, 6, 5, 4}},
             TypeCase{0x09, CV_8S, {-128, -1, 0, 1, 64, 127, 5, -5, 6, -6, 7, -7}},
             TypeCase{0x0B, CV_16S, {-32768, -300, 0, 300, 1234, 32767, 1, 2, 3, 4, 5, 6}},
-            TypeCase{0x0C, CV_32S, {-2000000000, -70000, 0, 70000, 2000000000, 1, 2, 3, 4, 5, 6, 7}},
+            TypeCase{
+                0x0C, CV_32S, {-2000000000, -70000, 0, 70000, 2000000000, 1, 2, 3, 4, 5, 6, 7}},
             TypeCase{0x0D, CV_32F, {-1.5, 0.25, 0, 1e-3f, 3.75, 1e6, 1, 2, 3, 4, 5, 6}},
             TypeCase{0x0E, CV_64F, {-1e300, 0.1, 0, 2.5, 1e-300, 7, 1, 2, 3, 4, 5, 6}}),
         ::testing::Bool()));
@@ -146,7 +158,8 @@ TEST(MnistDataset, RejectsTruncatedFilesRawAndGzip) {
   EXPECT_NE(msg.find("truncated"), std::string::npos) << msg;
   // A gzip stream cut short.
   std::filesystem::remove(dir.file("train-images-idx3-ubyte"));
-  auto gz = testing::gzip_stored(testing::idx_bytes(0x0B, {2, 2, 2}, encode(0x0B, std::vector<double>(8, 1))));
+  auto gz = testing::gzip_stored(
+      testing::idx_bytes(0x0B, {2, 2, 2}, encode(0x0B, std::vector<double>(8, 1))));
   gz.resize(gz.size() - 10);
   testing::write_bytes(dir.file("train-images-idx3-ubyte.gz"), gz);
   msg = error_of({{"root", dir.str()}});
@@ -193,8 +206,8 @@ TEST(MnistDataset, SplitsValidationByCountOrSeededFraction) {
   EXPECT_EQ(s.train->get(6).label, 6);
   EXPECT_EQ(s.val->get(0).label, 7);
   // A fraction, shuffled with a seed: disjoint, complete, reproducible, seed-dependent.
-  const nlohmann::json p = {{"root", dir.str()}, {"val_split", 0.3}, {"split_shuffle", true},
-                            {"split_seed", 5}};
+  const nlohmann::json p = {
+      {"root", dir.str()}, {"val_split", 0.3}, {"split_shuffle", true}, {"split_seed", 5}};
   s = testing::make_dataset("mnist", p);
   ASSERT_EQ(s.val->size(), 3u);
   std::set<int64_t> seen;
@@ -215,7 +228,8 @@ TEST(MnistDataset, SplitsValidationByCountOrSeededFraction) {
     for (size_t i = 0; i < 3; ++i) differs = differs || other.val->label(i) != val_labels[i];
   }
   EXPECT_TRUE(differs);
-  EXPECT_THROW(testing::make_dataset("mnist", {{"root", dir.str()}, {"val_split", 11}}), ConfigError);
+  EXPECT_THROW(testing::make_dataset("mnist", {{"root", dir.str()}, {"val_split", 11}}),
+               ConfigError);
 }
 
 TEST(MnistDataset, DefaultsToFashionMnist) {

@@ -57,7 +57,8 @@ TEST_P(SamplerUneven, PadsByWrappingAndDealsEveryWthPosition) {
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldSizes, SamplerUneven,
-                         ::testing::Combine(::testing::Values(size_t{2}, size_t{3}), ::testing::Bool()));
+                         ::testing::Combine(::testing::Values(size_t{2}, size_t{3}),
+                                            ::testing::Bool()));
 
 TEST(Sampler, WithoutShuffleRankRTakesRPlusMultiplesOfW) {
   const auto r1 = take(1001, 3, 1, false, 0);

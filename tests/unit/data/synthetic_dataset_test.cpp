@@ -8,8 +8,8 @@ namespace runner::data {
 namespace {
 
 TEST(SyntheticDataset, IsDeterministicAndShapedAsAsked) {
-  const nlohmann::json p = {{"train_size", 50}, {"val_size", 5}, {"test_size", 0}, {"height", 6},
-                            {"width", 5}, {"channels", 3}, {"num_classes", 4}};
+  const nlohmann::json p = {{"train_size", 50}, {"val_size", 5}, {"test_size", 0},  {"height", 6},
+                            {"width", 5},       {"channels", 3}, {"num_classes", 4}};
   DatasetContext context;
   context.seed = 9;
   const DatasetSplits a = testing::make_dataset("synthetic", p, context);

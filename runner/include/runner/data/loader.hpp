@@ -20,22 +20,22 @@
 namespace runner::data {
 
 struct LoaderOptions {
-  size_t batch_size = 32;     ///< per process
-  bool shuffle = false;       ///< per-epoch permutation from (seed, epoch)
-  bool drop_last = false;     ///< drop the tail that does not fill a batch (and sampler padding)
-  size_t num_workers = 0;     ///< 0: load in the calling thread
+  size_t batch_size = 32;  ///< per process
+  bool shuffle = false;    ///< per-epoch permutation from (seed, epoch)
+  bool drop_last = false;  ///< drop the tail that does not fill a batch (and sampler padding)
+  size_t num_workers = 0;  ///< 0: load in the calling thread
   /// Batches prepared ahead of the consumer; at least num_workers are (memory: that many batches).
   size_t prefetch = 2;
-  uint64_t seed = 0;          ///< augmentation and shuffle seed
+  uint64_t seed = 0;  ///< augmentation and shuffle seed
   size_t rank = 0;
   size_t world_size = 1;
-  bool pin_memory = false;    ///< page-locked batches (only when CUDA is available)
+  bool pin_memory = false;  ///< page-locked batches (only when CUDA is available)
 };
 
 struct LoaderStats {
-  double wait_seconds = 0;    ///< time the consumer spent blocked in next()
-  size_t batches = 0;         ///< batches delivered since construction
-  size_t samples = 0;         ///< samples delivered (padding included)
+  double wait_seconds = 0;  ///< time the consumer spent blocked in next()
+  size_t batches = 0;       ///< batches delivered since construction
+  size_t samples = 0;       ///< samples delivered (padding included)
 };
 
 class DataLoader {

@@ -21,7 +21,9 @@ class Pipeline {
       : transforms_(std::move(transforms)) {}
 
   /// Appends `transform` (applied after those already there).
-  void add(std::shared_ptr<const Transform> transform) { transforms_.push_back(std::move(transform)); }
+  void add(std::shared_ptr<const Transform> transform) {
+    transforms_.push_back(std::move(transform));
+  }
 
   /// Applies every transform in order to `sample.image`, drawing from Rng(seed, epoch, index).
   void apply(Sample& sample, uint64_t seed, uint64_t epoch, uint64_t index) const {
