@@ -1,0 +1,47 @@
+// Transforms `horizontal_flip` and `vertical_flip`.
+
+#include <opencv2/core.hpp>
+
+#include "runner/data/transform.hpp"
+#include "transform_params.hpp"
+
+namespace runner::data {
+namespace {
+
+class FlipTransform : public Transform {
+ public:
+  FlipTransform(int axis, double p) : axis_(axis), p_(p) {}
+  void apply(cv::Mat& image, Rng& rng) const override {
+    if (!draw_coin(rng, p_)) return;
+    cv::Mat out;
+    cv::flip(image, out, axis_);
+    image = out;
+  }
+
+ private:
+  int axis_;  // cv::flip code: 1 mirrors columns, 0 mirrors rows
+  double p_;
+};
+
+void register_flip(Registry<TransformFactory>& registry, const std::string& name, int axis,
+                   const std::string& formula) {
+  registry.add(
+      name,
+      [axis](const nlohmann::json& params) {
+        return std::make_shared<FlipTransform>(axis, params.at("p").get<double>());
+      },
+      {{"type", "object"},
+       {"additionalProperties", false},
+       {"description", formula + " Random draws: coin."},
+       {"properties", {{"p", p_schema(0.5)}}}},
+      formula);
+}
+
+}  // namespace
+
+void register_flips(Registry<TransformFactory>& registry) {
+  register_flip(registry, "horizontal_flip", 1, "Mirrors left-right: out(y, x) = in(y, W-1-x).");
+  register_flip(registry, "vertical_flip", 0, "Mirrors top-bottom: out(y, x) = in(H-1-y, x).");
+}
+
+}  // namespace runner::data

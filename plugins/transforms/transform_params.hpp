@@ -1,0 +1,38 @@
+#pragma once
+// Parameter pieces shared by the transform plugins: the `p` coin, OpenCV interpolation and
+// border names, and the registration function of each transform.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/data/rng.hpp"
+#include "runner/registries.hpp"
+
+namespace runner::data {
+
+/// Draws one uniform number and says whether the transform applies (u < p). Always draws, so
+/// the stream position never depends on p.
+inline bool draw_coin(Rng& rng, double p) { return rng.uniform() < p; }
+
+/// Schema of `p` with the given default.
+nlohmann::json p_schema(double default_p);
+
+/// cv::InterpolationFlags of nearest|linear|cubic|area|lanczos4|linear_exact|nearest_exact.
+int interpolation_flag(const std::string& name);
+/// Schema of an `interpolation` property with the given default.
+nlohmann::json interpolation_schema(const std::string& default_name);
+
+/// cv::BorderTypes of constant|replicate|reflect|wrap|reflect_101.
+int border_flag(const std::string& name);
+
+void register_flips(Registry<TransformFactory>& registry);
+void register_random_brightness_contrast(Registry<TransformFactory>& registry);
+void register_resize(Registry<TransformFactory>& registry);
+void register_normalize(Registry<TransformFactory>& registry);
+void register_random_resized_crop(Registry<TransformFactory>& registry);
+void register_shift_scale_rotate(Registry<TransformFactory>& registry);
+void register_random_rotate90(Registry<TransformFactory>& registry);
+void register_to_tensor(Registry<TransformFactory>& registry);
+
+}  // namespace runner::data

@@ -1,0 +1,47 @@
+#pragma once
+// An ordered list of transforms applied to one sample with that sample's own Rng, so a sample's
+// augmentation depends only on (seed, epoch, sample index).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/data/dataset.hpp"
+#include "runner/data/transform.hpp"
+#include "runner/registries.hpp"
+
+namespace runner::data {
+
+class Pipeline {
+ public:
+  Pipeline() = default;
+  explicit Pipeline(std::vector<std::shared_ptr<const Transform>> transforms)
+      : transforms_(std::move(transforms)) {}
+
+  /// Appends `transform` (applied after those already there).
+  void add(std::shared_ptr<const Transform> transform) {
+    transforms_.push_back(std::move(transform));
+  }
+
+  /// Applies every transform in order to `sample.image`, drawing from Rng(seed, epoch, index).
+  void apply(Sample& sample, uint64_t seed, uint64_t epoch, uint64_t index) const {
+    Rng rng(seed, epoch, index);
+    for (const auto& t : transforms_) t->apply(sample.image, rng);
+  }
+
+  size_t size() const { return transforms_.size(); }
+  bool empty() const { return transforms_.empty(); }
+
+ private:
+  std::vector<std::shared_ptr<const Transform>> transforms_;
+};
+
+/// Builds a pipeline from validated entries `[{name: ..., <params>}, ...]` (params already
+/// checked against each transform's schema with defaults filled in): looks `name` up in
+/// `registry` and passes the entry without `name` to its factory. Unknown names throw
+/// ConfigError with close matches.
+Pipeline build_pipeline(const nlohmann::json& entries, const Registry<TransformFactory>& registry);
+
+}  // namespace runner::data

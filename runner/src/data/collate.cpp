@@ -1,0 +1,75 @@
+#include <cstring>
+
+#include <torch/cuda.h>
+#include <torch/torch.h>
+#include <opencv2/core.hpp>
+
+#include "runner/data/batch.hpp"
+#include "runner/error.hpp"
+
+namespace runner::data {
+namespace {
+
+/// Writes `image` (HxWxC, any depth) into `dst` as C planes of H*W floats.
+void write_chw(const cv::Mat& image, float* dst) {
+  const int channels = image.channels();
+  const size_t plane = static_cast<size_t>(image.rows) * image.cols;
+  cv::Mat f = image;
+  if (image.depth() != CV_32F && image.depth() != CV_8U) image.convertTo(f, CV_32F);
+  for (int y = 0; y < f.rows; ++y) {
+    const size_t row = static_cast<size_t>(y) * f.cols;
+    if (f.depth() == CV_8U) {
+      const uint8_t* src = f.ptr<uint8_t>(y);
+      for (int x = 0; x < f.cols; ++x)
+        for (int c = 0; c < channels; ++c) dst[c * plane + row + x] = src[x * channels + c];
+    } else if (channels == 1) {
+      std::memcpy(dst + row, f.ptr<float>(y), sizeof(float) * f.cols);
+    } else {
+      const float* src = f.ptr<float>(y);
+      for (int x = 0; x < f.cols; ++x)
+        for (int c = 0; c < channels; ++c) dst[c * plane + row + x] = src[x * channels + c];
+    }
+  }
+}
+
+}  // namespace
+
+Batch collate(const std::vector<Sample>& samples, const std::vector<size_t>& indices,
+              const std::vector<bool>& padding, bool pin_memory) {
+  if (samples.empty()) throw Error("collate: empty batch");
+  if (indices.size() != samples.size() || padding.size() != samples.size())
+    throw Error("collate: indices/padding do not match the samples");
+  const cv::Mat& first = samples[0].image;
+  const int64_t b = static_cast<int64_t>(samples.size());
+  const int64_t c = first.channels(), h = first.rows, w = first.cols;
+  for (size_t i = 1; i < samples.size(); ++i) {
+    const cv::Mat& m = samples[i].image;
+    if (m.rows != h || m.cols != w || m.channels() != c)
+      throw DataError("collate: sample " + std::to_string(indices[i]) + " is " +
+                      std::to_string(m.rows) + "x" + std::to_string(m.cols) + "x" +
+                      std::to_string(m.channels()) + " but sample " + std::to_string(indices[0]) +
+                      " in the same batch is " + std::to_string(h) + "x" + std::to_string(w) + "x" +
+                      std::to_string(c) + "; add a resize transform");
+  }
+  auto options = torch::TensorOptions().pinned_memory(pin_memory && torch::cuda::is_available());
+  Batch batch;
+  batch.size = b;
+  batch.images = torch::empty({b, c, h, w}, options.dtype(torch::kFloat32));
+  batch.labels = torch::empty({b}, options.dtype(torch::kInt64));
+  batch.indices = torch::empty({b}, options.dtype(torch::kInt64));
+  batch.padding = torch::empty({b}, options.dtype(torch::kBool));
+  float* images = batch.images.data_ptr<float>();
+  int64_t* labels = batch.labels.data_ptr<int64_t>();
+  int64_t* idx = batch.indices.data_ptr<int64_t>();
+  bool* pad = batch.padding.data_ptr<bool>();
+  const size_t per_sample = static_cast<size_t>(c * h * w);
+  for (int64_t i = 0; i < b; ++i) {
+    write_chw(samples[i].image, images + i * per_sample);
+    labels[i] = samples[i].label;
+    idx[i] = static_cast<int64_t>(indices[i]);
+    pad[i] = padding[i];
+  }
+  return batch;
+}
+
+}  // namespace runner::data

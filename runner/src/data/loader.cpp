@@ -1,0 +1,154 @@
+#include "runner/data/loader.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "runner/error.hpp"
+
+namespace runner::data {
+namespace {
+
+SamplerOptions sampler_options(const LoaderOptions& o) {
+  SamplerOptions s;
+  s.world_size = o.world_size;
+  s.rank = o.rank;
+  s.shuffle = o.shuffle;
+  s.seed = o.seed;
+  s.drop_last = o.drop_last;
+  return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Pipeline pipeline,
+                       LoaderOptions options)
+    : dataset_(std::move(dataset)),
+      pipeline_(std::move(pipeline)),
+      options_(options),
+      sampler_(dataset_ ? dataset_->size() : 0, sampler_options(options)) {
+  if (!dataset_) throw Error("data loader: no dataset");
+  if (options_.batch_size == 0) throw ConfigError("data loader: batch_size must be at least 1");
+  options_.prefetch = std::max<size_t>({options_.prefetch, options_.num_workers, 1});
+}
+
+DataLoader::~DataLoader() { stop_workers(); }
+
+size_t DataLoader::num_batches() const {
+  const size_t n = sampler_.num_samples();
+  const size_t bs = options_.batch_size;
+  return options_.drop_last ? n / bs : (n + bs - 1) / bs;
+}
+
+void DataLoader::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  consumed_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void DataLoader::start_epoch(uint64_t epoch, size_t skip_batches) {
+  stop_workers();
+  started_ = true;
+  epoch_ = epoch;
+  order_ = sampler_.indices(epoch);
+  end_batch_ = num_batches();
+  next_batch_ = std::min(skip_batches, end_batch_);
+  next_to_claim_ = next_batch_;
+  ready_.clear();
+  stopping_ = false;
+  for (size_t i = 0; i < options_.num_workers; ++i)
+    workers_.emplace_back([this] { worker_loop(); });
+}
+
+Batch DataLoader::make_batch(size_t batch_number) const {
+  const size_t begin = batch_number * options_.batch_size;
+  const size_t end = std::min(begin + options_.batch_size, order_.size());
+  std::vector<Sample> samples;
+  std::vector<size_t> indices;
+  std::vector<bool> padding;
+  samples.reserve(end - begin);
+  for (size_t pos = begin; pos < end; ++pos) {
+    const SampledIndex& item = order_[pos];
+    try {
+      Sample sample = dataset_->get(item.index);
+      pipeline_.apply(sample, options_.seed, epoch_, item.index);
+      samples.push_back(std::move(sample));
+    } catch (const std::exception& e) {
+      throw DataError("loading sample " + std::to_string(item.index) + " of " +
+                      dataset_->describe() + ": " + e.what());
+    }
+    indices.push_back(item.index);
+    padding.push_back(item.padding);
+  }
+  return collate(samples, indices, padding, options_.pin_memory);
+}
+
+void DataLoader::worker_loop() {
+  while (true) {
+    size_t b = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      // Claim batches in order, at most `prefetch` ahead of the consumer (bounded memory).
+      consumed_.wait(lock, [this] {
+        return stopping_ ||
+               (next_to_claim_ < end_batch_ && next_to_claim_ < next_batch_ + options_.prefetch);
+      });
+      if (stopping_) return;
+      b = next_to_claim_++;
+    }
+    Slot slot;
+    try {
+      slot.batch = make_batch(b);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_[b] = std::move(slot);
+    }
+    produced_.notify_all();
+  }
+}
+
+std::optional<Batch> DataLoader::next() {
+  if (!started_) start_epoch(0);
+  if (next_batch_ >= end_batch_) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<Batch> batch;
+  if (workers_.empty()) {
+    batch = make_batch(next_batch_);
+    ++next_batch_;
+  } else {
+    Slot slot;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      produced_.wait(lock, [this] { return ready_.count(next_batch_) != 0; });
+      auto it = ready_.find(next_batch_);
+      slot = std::move(it->second);
+      ready_.erase(it);
+      ++next_batch_;
+    }
+    consumed_.notify_all();
+    if (slot.error) std::rethrow_exception(slot.error);
+    batch = std::move(slot.batch);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.wait_seconds += seconds_since(t0);
+  stats_.batches += 1;
+  stats_.samples += static_cast<size_t>(batch->size);
+  return batch;
+}
+
+LoaderStats DataLoader::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace runner::data

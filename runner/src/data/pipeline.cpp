@@ -1,0 +1,23 @@
+#include "runner/data/pipeline.hpp"
+
+#include "runner/error.hpp"
+
+namespace runner::data {
+
+Pipeline build_pipeline(const nlohmann::json& entries, const Registry<TransformFactory>& registry) {
+  Pipeline pipeline;
+  if (entries.is_null()) return pipeline;
+  if (!entries.is_array()) throw ConfigError("transforms must be a list of {name: ..., ...}");
+  for (const nlohmann::json& entry : entries) {
+    if (!entry.is_object() || !entry.contains("name") || !entry.at("name").is_string())
+      throw ConfigError("each transform must be a mapping with a 'name' (got " + entry.dump() +
+                        ")");
+    const auto& plugin = registry.at(entry.at("name").get<std::string>());
+    nlohmann::json params = entry;
+    params.erase("name");
+    pipeline.add(plugin.factory(params));
+  }
+  return pipeline;
+}
+
+}  // namespace runner::data
