@@ -70,7 +70,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const launch::WorldEnv& e
 
 c10::intrusive_ptr<c10d::TCPStore> connect_store(const launch::WorldEnv& env,
                                                  std::chrono::milliseconds timeout) {
-  const bool host = env.rank == 0;
+  const bool host = env.rank == 0 && env.agent_store_prefix.empty();
   try {
     return compat::make_tcp_store(env.master_addr, env.master_port, host, env.world_size,
                                   timeout);
@@ -183,6 +183,9 @@ std::shared_ptr<World> World::init(const launch::WorldEnv& env, const WorldOptio
   impl->timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   impl->endpoint = endpoint_of(env);
   impl->store = connect_store(env, impl->timeout);
+  if (!env.agent_store_prefix.empty()) {
+    impl->store = c10::make_intrusive<c10d::PrefixStore>(env.agent_store_prefix, impl->store);
+  }
   rendezvous(*impl->store, env, impl->timeout);
   auto prefixed = c10::make_intrusive<c10d::PrefixStore>("runner/pg", impl->store);
   try {

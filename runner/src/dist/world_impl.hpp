@@ -10,7 +10,7 @@
 namespace runner::dist {
 
 struct World::Impl {
-  c10::intrusive_ptr<c10d::TCPStore> store;
+  compat::StorePtr store;  ///< the rendezvous store (prefixed under torchrun's agent store)
   compat::ProcessGroupPtr group;
   std::chrono::milliseconds timeout{0};
   std::string endpoint;  ///< "host:port" of the rendezvous, for messages

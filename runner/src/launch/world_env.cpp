@@ -149,6 +149,10 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
                                    world.source);
     world.master_addr = string_or(env, "MASTER_ADDR", "127.0.0.1");
     world.master_port = parse_int_or(env, "MASTER_PORT", kDefaultMasterPort, world.source);
+    if (string_or(env, "TORCHELASTIC_USE_AGENT_STORE", "") == "True") {
+      world.agent_store_prefix =
+          "/worker/attempt_" + string_or(env, "TORCHELASTIC_RESTART_COUNT", "0");
+    }
   } else if (env("SLURM_PROCID") != nullptr && env("SLURM_NTASKS") != nullptr) {
     world.source = "slurm";
     world.rank = parse_int(env, "SLURM_PROCID", world.source);

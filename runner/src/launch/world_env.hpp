@@ -25,6 +25,9 @@ struct WorldEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = kDefaultMasterPort;
   std::string source = "none";  ///< "torchrun", "runner", "slurm", "mpi" or "none"
+  /// torchrun's static rendezvous already hosts a TCPStore at the master address: every rank
+  /// joins it as a client, under this key prefix (empty: rank 0 hosts the store itself).
+  std::string agent_store_prefix;
 };
 
 /// Reads a variable; returns nullptr when unset. Tests pass a map-backed lookup.
