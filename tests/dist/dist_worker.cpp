@@ -4,7 +4,7 @@
 //   dist_worker [launcher flags] spawn NPROC MODE ARGS...   own launcher around this program
 //   dist_worker join                      rendezvous + barrier, print JOINED
 //   dist_worker ddp STEPS BATCH ACCUM OPT N ranks x BATCH == 1 rank x N*BATCH (OPT: sgd|adam)
-//   dist_worker gather N BATCH            gather_for_metrics gives rows 0..N-1 exactly once
+//   dist_worker gather N BATCH [nopad]    gather_for_metrics gives rows 0..N-1 exactly once
 //   dist_worker hold SECONDS              all_reduce in a loop (to be killed by a test)
 //   dist_worker crash RANK AFTER_S CODE   RANK exits with CODE after AFTER_S; others hold
 //   dist_worker raise RANK                RANK throws runner::Error (error file under torchrun)
@@ -36,8 +36,10 @@ using runner::dist::World;
 std::shared_ptr<World> join_world() {
   runner::dist::WorldOptions options;
   options.backend = "gloo";
-  if (const char* t = std::getenv("DIST_TIMEOUT_S")) options.timeout_s = std::atof(t);
-  else options.timeout_s = 60;
+  if (const char* t = std::getenv("DIST_TIMEOUT_S"))
+    options.timeout_s = std::atof(t);
+  else
+    options.timeout_s = 60;
   return World::init(options);
 }
 
@@ -106,8 +108,7 @@ int run_ddp(int steps, int batch, int accum, const std::string& opt_name) {
     dp.zero_grad();
   }
   if (!nosync_seen_differ) {
-    std::cout << "DDP_FAIL rank=" << r << " no_sync backward still averaged gradients"
-              << std::endl;
+    std::cout << "DDP_FAIL rank=" << r << " no_sync backward still averaged gradients" << std::endl;
     return 1;
   }
   double param_spread = spread_across_ranks(*world, flat(model->parameters(), false));
@@ -138,11 +139,13 @@ int run_ddp(int steps, int batch, int accum, const std::string& opt_name) {
   return ok ? 0 : 1;
 }
 
-int run_gather(int n, int batch) {
+int run_gather(int n, int batch, bool pad) {
   auto world = join_world();
   const int w = world->world_size();
   const int r = world->rank();
-  const int per_rank = (n + w - 1) / w;  // sampler pads by wrapping to a multiple of W
+  // A padding sampler wraps around to give every rank ceil(n/W) positions; without padding
+  // ranks hold one position fewer or more, and their last batches differ in size.
+  const int per_rank = pad ? (n + w - 1) / w : (n - r + w - 1) / w;
   std::vector<torch::Tensor> pieces;
   for (int start = 0; start < per_rank; start += batch) {
     const int len = std::min(batch, per_rank - start);
@@ -182,23 +185,22 @@ int run_hold(double seconds, int fail_rank, double fail_after, int fail_code) {
   return 0;
 }
 
-std::string self_path() {
-  char buffer[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n <= 0) throw runner::Error("cannot read /proc/self/exe");
-  return std::string(buffer, static_cast<size_t>(n));
-}
-
 int run(std::vector<std::string> args) {
   runner::launch::SpawnOptions spawn;
   while (!args.empty() && args[0].rfind("--", 0) == 0 && args.size() >= 2) {
     const std::string flag = args[0], value = args[1];
-    if (flag == "--nnodes") spawn.nnodes = std::stoi(value);
-    else if (flag == "--node-rank") spawn.node_rank = std::stoi(value);
-    else if (flag == "--master-addr") spawn.master_addr = value;
-    else if (flag == "--master-port") spawn.master_port = std::stoi(value);
-    else if (flag == "--grace") spawn.stop_grace_s = std::stod(value);
-    else throw runner::ConfigError("unknown flag " + flag);
+    if (flag == "--nnodes")
+      spawn.nnodes = std::stoi(value);
+    else if (flag == "--node-rank")
+      spawn.node_rank = std::stoi(value);
+    else if (flag == "--master-addr")
+      spawn.master_addr = value;
+    else if (flag == "--master-port")
+      spawn.master_port = std::stoi(value);
+    else if (flag == "--grace")
+      spawn.stop_grace_s = std::stod(value);
+    else
+      throw runner::ConfigError("unknown flag " + flag);
     args.erase(args.begin(), args.begin() + 2);
   }
   if (args.empty()) throw runner::ConfigError("usage: dist_worker [flags] MODE ARGS...");
@@ -208,7 +210,7 @@ int run(std::vector<std::string> args) {
     return args[i];
   };
   if (mode == "spawn") {
-    spawn.executable = self_path();
+    spawn.executable = runner::launch::self_executable();
     spawn.nproc_per_node = std::stoi(arg(1));
     spawn.args.assign(args.begin() + 2, args.end());
     return runner::launch::spawn_ranks(spawn);
@@ -220,8 +222,11 @@ int run(std::vector<std::string> args) {
               << " backend=" << world->backend() << std::endl;
     return 0;
   }
-  if (mode == "ddp") return run_ddp(std::stoi(arg(1)), std::stoi(arg(2)), std::stoi(arg(3)), arg(4));
-  if (mode == "gather") return run_gather(std::stoi(arg(1)), std::stoi(arg(2)));
+  if (mode == "ddp")
+    return run_ddp(std::stoi(arg(1)), std::stoi(arg(2)), std::stoi(arg(3)), arg(4));
+  if (mode == "gather") {
+    return run_gather(std::stoi(arg(1)), std::stoi(arg(2)), args.size() < 4 || args[3] != "nopad");
+  }
   if (mode == "raise") {
     auto world = join_world();
     if (world->rank() == std::stoi(arg(1))) {

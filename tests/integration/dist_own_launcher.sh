@@ -16,6 +16,8 @@ for n in 2 3; do
   "$WORKER" spawn $n gather 1001 64 > "$TMP/g$n.log" 2>&1 || { cat "$TMP/g$n.log"; fail "gather $n ranks"; }
   expect_count "GATHER_OK rank=.* rows=1001 samples=1001" $n "$TMP/g$n.log"
 done
+"$WORKER" spawn 3 gather 1001 64 nopad > "$TMP/nopad.log" 2>&1 || { cat "$TMP/nopad.log"; fail "gather without padding"; }
+expect_count "GATHER_OK .*rows=1001" 3 "$TMP/nopad.log"
 "$WORKER" spawn 2 gather 1024 64 > "$TMP/even.log" 2>&1 || { cat "$TMP/even.log"; fail "gather even"; }
 expect_count "GATHER_OK" 2 "$TMP/even.log"
 echo "PASS"

@@ -72,8 +72,7 @@ template <typename T, typename = void>
 struct HasSetDefaultBackend : std::false_type {};
 template <typename T>
 struct HasSetDefaultBackend<T, std::void_t<decltype(std::declval<T&>().setDefaultBackend(
-                                   std::declval<typename T::BackendType>()))>>
-    : std::true_type {};
+                                   std::declval<typename T::BackendType>()))>> : std::true_type {};
 
 // In 2.x a backend (Gloo, NCCL) is a c10d::Backend; collectives go through a ProcessGroup
 // that routes each device type to its backend.
@@ -136,10 +135,9 @@ inline ProcessGroupPtr make_nccl_group(const StorePtr& store, int rank, int size
 template <typename R = c10d::Reducer>
 std::unique_ptr<R> make_reducer(std::vector<at::Tensor> params,
                                 std::vector<std::vector<size_t>> bucket_indices,
-                                std::vector<size_t> per_bucket_size_limits,
-                                ProcessGroupPtr group, int64_t bucket_bytes_cap,
-                                bool find_unused_parameters, bool gradient_as_bucket_view,
-                                int64_t first_bucket_bytes_cap) {
+                                std::vector<size_t> per_bucket_size_limits, ProcessGroupPtr group,
+                                int64_t bucket_bytes_cap, bool find_unused_parameters,
+                                bool gradient_as_bucket_view, int64_t first_bucket_bytes_cap) {
   using Params = std::vector<at::Tensor>;
   using Buckets = std::vector<std::vector<size_t>>;
   using Limits = std::vector<size_t>;
@@ -153,24 +151,22 @@ std::unique_ptr<R> make_reducer(std::vector<at::Tensor> params,
                                std::move(per_bucket_size_limits), std::move(group),
                                std::move(sparse), bucket_bytes_cap, find_unused_parameters,
                                gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap);
-  } else if constexpr (std::is_constructible_v<R, Params, Buckets, Limits, ProcessGroupPtr,
-                                               Sparse, int64_t, bool, bool, Names, int64_t,
-                                               bool>) {
-    return std::make_unique<R>(std::move(params), std::move(bucket_indices),
-                               std::move(per_bucket_size_limits), std::move(group),
-                               std::move(sparse), bucket_bytes_cap, find_unused_parameters,
-                               gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
-                               false);
-  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse,
-                                               int64_t, bool, bool, Names, int64_t, bool, bool>) {
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, Limits, ProcessGroupPtr, Sparse,
+                                               int64_t, bool, bool, Names, int64_t, bool>) {
+    return std::make_unique<R>(
+        std::move(params), std::move(bucket_indices), std::move(per_bucket_size_limits),
+        std::move(group), std::move(sparse), bucket_bytes_cap, find_unused_parameters,
+        gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap, false);
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
+                                               bool, bool, Names, int64_t, bool, bool>) {
     (void)per_bucket_size_limits;
     return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),
                                std::move(sparse), bucket_bytes_cap, find_unused_parameters,
                                gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
                                /*skip_all_reduce_unused_params=*/false,
                                /*use_python_reducer=*/false);
-  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse,
-                                               int64_t, bool, bool, Names, int64_t, bool, bool,
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
+                                               bool, bool, Names, int64_t, bool, bool,
                                                std::vector<int64_t>>) {
     (void)per_bucket_size_limits;
     return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),

@@ -12,8 +12,8 @@ struct DataParallel::State {
   std::vector<torch::Tensor> buffers;
 };
 
-DataParallel::DataParallel(std::shared_ptr<World> world,
-                           std::shared_ptr<torch::nn::Module> module, DataParallelOptions options)
+DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::nn::Module> module,
+                           DataParallelOptions options)
     : world_(std::move(world)), module_(std::move(module)), options_(options) {
   if (!module_) throw Error("DataParallel: no model given");
   if (options_.bucket_cap_mb <= 0) {
@@ -67,9 +67,8 @@ void DataParallel::before_forward() {
 void DataParallel::before_backward(const std::vector<torch::Tensor>& outputs, bool sync) {
   if (!state_ || !state_->reducer || !sync) return;
   // Outputs are only searched for unused parameters; without that the list may stay empty.
-  state_->reducer->prepare_for_backward(options_.find_unused_parameters
-                                            ? outputs
-                                            : std::vector<torch::Tensor>{});
+  state_->reducer->prepare_for_backward(
+      options_.find_unused_parameters ? outputs : std::vector<torch::Tensor>{});
 }
 
 void DataParallel::zero_grad() {

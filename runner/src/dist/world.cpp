@@ -72,8 +72,7 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const launch::WorldEnv& env,
                                                  std::chrono::milliseconds timeout) {
   const bool host = env.rank == 0 && env.agent_store_prefix.empty();
   try {
-    return compat::make_tcp_store(env.master_addr, env.master_port, host, env.world_size,
-                                  timeout);
+    return compat::make_tcp_store(env.master_addr, env.master_port, host, env.world_size, timeout);
   } catch (const std::exception& e) {
     if (host) {
       throw Error("rank 0 cannot host the rendezvous on " + endpoint_of(env) + ": " +
@@ -99,8 +98,9 @@ void rendezvous(c10d::Store& store, const launch::WorldEnv& env,
   if (env.rank != 0) {
     std::string root_size = text(store.get("runner/world_size"));
     if (root_size != my_size) {
-      std::string message = "rank " + std::to_string(env.rank) + " was started with WORLD_SIZE=" +
-                            my_size + " but rank 0 with WORLD_SIZE=" + root_size +
+      std::string message = "rank " + std::to_string(env.rank) +
+                            " was started with WORLD_SIZE=" + my_size +
+                            " but rank 0 with WORLD_SIZE=" + root_size +
                             "; every rank must be started with the same world size" + where;
       store.set("runner/error", bytes(message));
       throw Error(message);
@@ -223,8 +223,8 @@ void World::all_reduce_(torch::Tensor& tensor, ReduceOp op) {
   if (!impl_) return;
   torch::NoGradGuard no_grad;
   const bool widen = needs_fp32_transport(tensor) && backend_ == "gloo";
-  std::vector<torch::Tensor> buffer = {
-      widen ? tensor.to(torch::kFloat) : tensor.to(device()).contiguous()};
+  std::vector<torch::Tensor> buffer = {widen ? tensor.to(torch::kFloat)
+                                             : tensor.to(device()).contiguous()};
   c10d::AllreduceOptions options;
   options.reduceOp = op == ReduceOp::kMax   ? c10d::ReduceOp::MAX
                      : op == ReduceOp::kMin ? c10d::ReduceOp::MIN
@@ -261,8 +261,7 @@ torch::Tensor World::all_gather(const torch::Tensor& tensor) {
   std::vector<torch::Tensor> inputs = {send};
   std::vector<std::vector<torch::Tensor>> outputs(1);
   for (int r = 0; r < env_.world_size; ++r) outputs[0].push_back(torch::empty_like(send));
-  with_rank_context(*this, "all_gather",
-                    [&] { impl_->group->allgather(outputs, inputs)->wait(); });
+  with_rank_context(*this, "all_gather", [&] { impl_->group->allgather(outputs, inputs)->wait(); });
   return torch::stack(outputs[0]).to(tensor.scalar_type());
 }
 
@@ -273,8 +272,7 @@ void World::broadcast_(std::vector<torch::Tensor>& tensors, int root) {
   options.rootRank = root;
   for (auto& tensor : tensors) {
     std::vector<torch::Tensor> one = {tensor};
-    with_rank_context(*this, "broadcast",
-                      [&] { impl_->group->broadcast(one, options)->wait(); });
+    with_rank_context(*this, "broadcast", [&] { impl_->group->broadcast(one, options)->wait(); });
   }
 }
 
@@ -306,8 +304,19 @@ torch::Tensor gather_for_metrics(World& world, const torch::Tensor& values,
                 std::to_string(valid.dim()) + " dims)");
   }
   if (!world.distributed()) return values.index({valid.to(torch::kBool)});
-  auto gathered = world.all_gather(values);
-  auto gathered_valid = world.all_gather(valid.to(torch::kBool));
+  // Ranks may hold different batch sizes (a last, short batch): pad to the largest as invalid.
+  auto sizes = world.all_gather(torch::tensor({values.size(0)}, torch::kLong));
+  const int64_t largest = sizes.max().item<int64_t>();
+  torch::Tensor padded = values;
+  torch::Tensor padded_valid = valid.to(torch::kBool);
+  if (values.size(0) < largest) {
+    auto shape = values.sizes().vec();
+    shape[0] = largest - values.size(0);
+    padded = torch::cat({values, torch::zeros(shape, values.options())});
+    padded_valid = torch::cat({padded_valid, torch::zeros({shape[0]}, padded_valid.options())});
+  }
+  auto gathered = world.all_gather(padded);
+  auto gathered_valid = world.all_gather(padded_valid);
   return interleave_gathered(gathered, gathered_valid).to(values.device());
 }
 

@@ -17,8 +17,9 @@ namespace runner::dist {
 
 /// How to join the world.
 struct WorldOptions {
-  std::string backend = "auto";  ///< "auto" (nccl on CUDA when built with it, else gloo), "gloo", "nccl"
-  double timeout_s = 300.0;      ///< rendezvous and collective timeout
+  std::string backend =
+      "auto";  ///< "auto" (nccl on CUDA when built with it, else gloo), "gloo", "nccl"
+  double timeout_s = 300.0;  ///< rendezvous and collective timeout
 };
 
 /// Reductions; kAvg is a sum divided by the world size (Gloo has no AVG).
@@ -85,7 +86,7 @@ class World {
 /// `values` [B, ...] and `valid` [B] (bool, false for the sampler's wrap-around padding). Returns
 /// on every rank all ranks' valid rows in dataset order [n, ...], for a sampler that gives rank r
 /// positions r + W*i (unshuffled). Concatenating the results of all batches gives exactly one
-/// row per sample in dataset order.
+/// row per sample in dataset order. Batch sizes may differ across ranks (a last, short batch).
 torch::Tensor gather_for_metrics(World& world, const torch::Tensor& values,
                                  const torch::Tensor& valid);
 

@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "compat/torch_compat.hpp"
-#include "runner/error.hpp"
 #include "dist/world.hpp"
+#include "runner/error.hpp"
 
 namespace runner::dist {
 

@@ -43,18 +43,30 @@ extern "C" void on_launcher_signal(int signo) {
 
 const char* signal_name(int signo) {
   switch (signo) {
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGHUP: return "SIGHUP";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGQUIT: return "SIGQUIT";
-    default: return "signal";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGQUIT:
+      return "SIGQUIT";
+    default:
+      return "signal";
   }
 }
 
@@ -242,8 +254,8 @@ class Supervisor {
     if (stopping_) return;
     stopping_ = true;
     stop_all(SIGTERM);
-    kill_deadline_ = Clock::now() + std::chrono::milliseconds(
-                                        static_cast<int64_t>(options_.stop_grace_s * 1000));
+    kill_deadline_ = Clock::now() +
+                     std::chrono::milliseconds(static_cast<int64_t>(options_.stop_grace_s * 1000));
   }
 
   int supervise() {
@@ -336,6 +348,13 @@ std::string describe_exit(const RankExit& exit) {
   return "exited with code " + std::to_string(exit.exit_code);
 }
 
+std::string self_executable() {
+  char buffer[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n <= 0) throw Error(std::string("cannot read /proc/self/exe: ") + std::strerror(errno));
+  return std::string(buffer, static_cast<size_t>(n));
+}
+
 int pick_free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw Error(std::string("launcher: cannot open a socket: ") + std::strerror(errno));
@@ -359,8 +378,8 @@ int spawn_ranks(const SpawnOptions& options) {
                       std::to_string(options.nproc_per_node) + ")");
   }
   if (options.nnodes < 1 || options.node_rank < 0 || options.node_rank >= options.nnodes) {
-    throw ConfigError("launch.node_rank " + std::to_string(options.node_rank) +
-                      " must be in 0.." + std::to_string(options.nnodes - 1) +
+    throw ConfigError("launch.node_rank " + std::to_string(options.node_rank) + " must be in 0.." +
+                      std::to_string(options.nnodes - 1) +
                       " (launch.nnodes = " + std::to_string(options.nnodes) + ")");
   }
   if (options.master_port < 0 || options.master_port > 65535) {

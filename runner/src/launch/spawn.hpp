@@ -10,29 +10,32 @@ namespace runner::launch {
 
 /// What to start and how the world is laid out.
 struct SpawnOptions {
-  std::string executable;          ///< path of the program each rank runs
-  std::vector<std::string> args;   ///< its arguments (without argv[0])
-  int nproc_per_node = 1;          ///< ranks started on this node
-  int nnodes = 1;                  ///< nodes in the world
-  int node_rank = 0;               ///< this node's index, 0..nnodes-1
+  std::string executable;                 ///< path of the program each rank runs
+  std::vector<std::string> args;          ///< its arguments (without argv[0])
+  int nproc_per_node = 1;                 ///< ranks started on this node
+  int nnodes = 1;                         ///< nodes in the world
+  int node_rank = 0;                      ///< this node's index, 0..nnodes-1
   std::string master_addr = "127.0.0.1";  ///< where rank 0 hosts the rendezvous store
-  int master_port = 0;             ///< 0: pick a free port (single node only)
-  double stop_grace_s = 5.0;       ///< SIGTERM -> SIGKILL delay when stopping ranks
-  int tail_lines = 20;             ///< lines of a failed rank's output shown in the report
-  bool prefix_output = true;       ///< prefix lines of ranks > 0 with "[rank N] "
+  int master_port = 0;                    ///< 0: pick a free port (single node only)
+  double stop_grace_s = 5.0;              ///< SIGTERM -> SIGKILL delay when stopping ranks
+  int tail_lines = 20;                    ///< lines of a failed rank's output shown in the report
+  bool prefix_output = true;              ///< prefix lines of ranks > 0 with "[rank N] "
 };
 
 /// How a rank ended.
 struct RankExit {
-  int rank = -1;         ///< global rank
+  int rank = -1;  ///< global rank
   int pid = -1;
-  int exit_code = 0;     ///< valid when signal == 0
-  int signal = 0;        ///< terminating signal, or 0
+  int exit_code = 0;                    ///< valid when signal == 0
+  int signal = 0;                       ///< terminating signal, or 0
   std::vector<std::string> last_lines;  ///< tail of its stdout+stderr
 };
 
 /// Human form of a rank's end: "exited with code 3" / "was killed by signal SIGKILL (9)".
 std::string describe_exit(const RankExit& exit);
+
+/// Absolute path of the running program (/proc/self/exe), to spawn ranks of itself.
+std::string self_executable();
 
 /// A TCP port that was free on this machine a moment ago.
 int pick_free_port();

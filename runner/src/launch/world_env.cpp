@@ -72,8 +72,7 @@ std::vector<std::string> split_top_level(const std::string& text) {
   return parts;
 }
 
-void expand_host(const std::string& host, const std::string& whole,
-                 std::vector<std::string>& out) {
+void expand_host(const std::string& host, const std::string& whole, std::vector<std::string>& out) {
   auto open = host.find('[');
   if (open == std::string::npos) {
     if (host.find(']') != std::string::npos) {
@@ -143,10 +142,9 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
     world.rank = parse_int(env, "RANK", world.source);
     world.world_size = parse_int(env, "WORLD_SIZE", world.source);
     world.local_rank = parse_int_or(env, "LOCAL_RANK", world.rank, world.source);
-    world.local_world_size =
-        parse_int_or(env, "LOCAL_WORLD_SIZE", world.world_size, world.source);
-    world.node_rank = parse_int_or(env, "GROUP_RANK", world.rank / world.local_world_size,
-                                   world.source);
+    world.local_world_size = parse_int_or(env, "LOCAL_WORLD_SIZE", world.world_size, world.source);
+    world.node_rank =
+        parse_int_or(env, "GROUP_RANK", world.rank / world.local_world_size, world.source);
     world.master_addr = string_or(env, "MASTER_ADDR", "127.0.0.1");
     world.master_port = parse_int_or(env, "MASTER_PORT", kDefaultMasterPort, world.source);
     if (string_or(env, "TORCHELASTIC_USE_AGENT_STORE", "") == "True") {
@@ -167,8 +165,8 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
       world.local_world_size = std::max(1, world.world_size / std::max(1, nnodes));
     }
     if (world.local_rank >= world.local_world_size) world.local_world_size = world.local_rank + 1;
-    const char* nodelist = env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST")
-                                                      : env("SLURM_NODELIST");
+    const char* nodelist =
+        env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST") : env("SLURM_NODELIST");
     std::vector<std::string> hosts =
         nodelist ? expand_slurm_nodelist(nodelist) : std::vector<std::string>{};
     world.master_addr = string_or(env, "MASTER_ADDR", hosts.empty() ? "127.0.0.1" : hosts[0]);

@@ -51,9 +51,10 @@ bool process_alive(const std::string& pid_text) {
 
 TEST(Spawn, EveryRankGetsItsPlaceInTheWorld) {
   TempDir dir;
-  auto options = shell_ranks(3, "echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE "
-                                "$MASTER_ADDR $MASTER_PORT $RUNNER_LAUNCHED > " +
-                                    dir.path.string() + "/$RANK");
+  auto options = shell_ranks(3,
+                             "echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE "
+                             "$MASTER_ADDR $MASTER_PORT $RUNNER_LAUNCHED > " +
+                                 dir.path.string() + "/$RANK");
   ASSERT_EQ(spawn_ranks(options), 0);
   std::string port;
   for (int r = 0; r < 3; ++r) {
@@ -74,8 +75,8 @@ TEST(Spawn, EveryRankGetsItsPlaceInTheWorld) {
 
 TEST(Spawn, SecondNodeRanksAreOffset) {
   TempDir dir;
-  auto options = shell_ranks(2, "echo $RANK $LOCAL_RANK $WORLD_SIZE > " + dir.path.string() +
-                                    "/$RANK");
+  auto options =
+      shell_ranks(2, "echo $RANK $LOCAL_RANK $WORLD_SIZE > " + dir.path.string() + "/$RANK");
   options.nnodes = 2;
   options.node_rank = 1;
   options.master_port = 29999;
@@ -96,9 +97,9 @@ TEST(Spawn, OutputOfOtherRanksIsPrefixed) {
 TEST(Spawn, FailingRankStopsTheOthersAndIsReported) {
   TempDir dir;
   const std::string d = dir.path.string();
-  auto options = shell_ranks(
-      3, "echo $$ > " + d + "/pid$RANK; if [ $RANK = 1 ]; then sleep 0.5; echo last words; "
-         "echo error line >&2; exit 3; fi; exec sleep 30");
+  auto options = shell_ranks(3, "echo $$ > " + d +
+                                    "/pid$RANK; if [ $RANK = 1 ]; then sleep 0.5; echo last words; "
+                                    "echo error line >&2; exit 3; fi; exec sleep 30");
   testing::internal::CaptureStderr();
   int code = spawn_ranks(options);
   std::string err = testing::internal::GetCapturedStderr();
@@ -123,9 +124,9 @@ TEST(Spawn, KilledRankIsReportedWithTheSignalName) {
 TEST(Spawn, RanksIgnoringSigtermAreKilled) {
   TempDir dir;
   const std::string d = dir.path.string();
-  auto options = shell_ranks(
-      2, "echo $$ > " + d + "/pid$RANK; if [ $RANK = 0 ]; then sleep 0.3; exit 1; fi; "
-         "trap '' TERM; exec sleep 30");
+  auto options = shell_ranks(2, "echo $$ > " + d +
+                                    "/pid$RANK; if [ $RANK = 0 ]; then sleep 0.3; exit 1; fi; "
+                                    "trap '' TERM; exec sleep 30");
   options.stop_grace_s = 0.5;
   testing::internal::CaptureStderr();
   EXPECT_EQ(spawn_ranks(options), 1);

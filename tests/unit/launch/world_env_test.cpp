@@ -52,8 +52,8 @@ TEST(WorldEnv, RunnerLauncherIsTorchrunCompatibleAndMarked) {
 
 TEST(WorldEnv, TorchrunWinsOverSlurmWhenBothAreSet) {
   // torchrun started inside an sbatch job: torchrun's own ranks are the truth.
-  auto world = detect_world_env(env_of(
-      {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}));
+  auto world = detect_world_env(
+      env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}));
   ASSERT_TRUE(world);
   EXPECT_EQ(world->source, "torchrun");
   EXPECT_EQ(world->rank, 1);
@@ -110,8 +110,7 @@ TEST(WorldEnv, RankOutsideWorldIsAnError) {
     detect_world_env(env_of({{"RANK", "2"}, {"WORLD_SIZE", "2"}}));
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 2 is not below the world size 2"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("rank 2 is not below the world size 2"), std::string::npos)
         << e.what();
   }
 }
@@ -154,8 +153,8 @@ TEST(WorldEnv, TorchrunStaticRendezvousSharesTheAgentStore) {
                                         {"TORCHELASTIC_RESTART_COUNT", "2"}}));
   ASSERT_TRUE(world);
   EXPECT_EQ(world->agent_store_prefix, "/worker/attempt_2");
-  world = detect_world_env(env_of(
-      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "False"}}));
+  world = detect_world_env(
+      env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_USE_AGENT_STORE", "False"}}));
   EXPECT_EQ(world->agent_store_prefix, "");
 }
 
