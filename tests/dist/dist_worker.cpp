@@ -7,6 +7,7 @@
 //   dist_worker gather N BATCH [nopad]    gather_for_metrics gives rows 0..N-1 exactly once
 //   dist_worker hold SECONDS              all_reduce in a loop (to be killed by a test)
 //   dist_worker crash RANK AFTER_S CODE   RANK exits with CODE after AFTER_S; others hold
+//   dist_worker bn STEPS                  BatchNorm buffers follow rank 0 after each sync
 //   dist_worker raise RANK                RANK throws runner::Error (error file under torchrun)
 // Launcher flags: --nnodes N --node-rank R --master-addr A --master-port P --grace S
 // Environment: DIST_TIMEOUT_S (default 60) for rendezvous and collectives.
@@ -139,6 +140,42 @@ int run_ddp(int steps, int batch, int accum, const std::string& opt_name) {
   return ok ? 0 : 1;
 }
 
+// BatchNorm running statistics follow rank 0: ranks see different data, yet after the next
+// step's buffer sync every rank holds rank 0's statistics.
+int run_batchnorm(int steps) {
+  auto world = join_world();
+  const int r = world->rank();
+  torch::manual_seed(7);
+  auto model = torch::nn::Sequential(torch::nn::Linear(4, 6), torch::nn::BatchNorm1d(6),
+                                     torch::nn::Linear(6, 1));
+  DataParallel dp(world, model.ptr());
+  torch::optim::SGD optimizer(model->parameters(), 0.05);
+  for (int s = 0; s < steps; ++s) {
+    dp.before_forward();
+    auto x = torch::randn({8, 4}) * (r + 1) + r;  // rank-dependent data and statistics
+    auto loss = model->forward(x).pow(2).mean();
+    dp.before_backward({loss});
+    loss.backward();
+    optimizer.step();
+    dp.zero_grad();
+  }
+  auto stats = [&] {
+    std::vector<torch::Tensor> parts;
+    for (const auto& b : model->buffers()) parts.push_back(b.flatten().to(torch::kDouble));
+    return torch::cat(parts);
+  };
+  auto before = stats();
+  const double spread_before = spread_across_ranks(*world, before);
+  dp.before_forward();
+  const double spread_after = spread_across_ranks(*world, stats());
+  const bool root_kept = r != 0 || torch::equal(before, stats());
+  const bool ok = spread_before > 0 && spread_after == 0 && root_kept;
+  std::cout << (ok ? "BN_OK" : "BN_FAIL") << " rank=" << r
+            << " spread_before_sync=" << spread_before << " spread_after_sync=" << spread_after
+            << std::endl;
+  return ok ? 0 : 1;
+}
+
 int run_gather(int n, int batch, bool pad) {
   auto world = join_world();
   const int w = world->world_size();
@@ -235,6 +272,7 @@ int run(std::vector<std::string> args) {
     }
     return run_hold(60, -1, 0, 0);
   }
+  if (mode == "bn") return run_batchnorm(std::stoi(arg(1)));
   if (mode == "hold") return run_hold(std::stod(arg(1)), -1, 0, 0);
   if (mode == "crash") return run_hold(60, std::stoi(arg(1)), std::stod(arg(2)), std::stoi(arg(3)));
   throw runner::ConfigError("unknown mode '" + mode + "'");

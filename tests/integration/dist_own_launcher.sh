@@ -1,7 +1,7 @@
 #!/bin/bash
 # runner's own launcher with 2 and 3 CPU ranks over Gloo: DDP equals one process on the whole
 # batch (SGD and Adam, with and without no_sync accumulation); gather_for_metrics returns each
-# of 1001 samples exactly once, in order.
+# of 1001 samples exactly once, in order; BatchNorm buffers follow rank 0.
 WORKER=$1
 source "$(dirname "$0")/dist_lib.sh"
 export OMP_NUM_THREADS=1
@@ -12,6 +12,8 @@ expect_count "DDP_OK" 2 "$TMP/ddp2.log"
 expect_count "DDP_OK" 2 "$TMP/acc.log"
 "$WORKER" spawn 3 ddp 4 3 1 sgd > "$TMP/ddp3.log" 2>&1 || { cat "$TMP/ddp3.log"; fail "ddp 3 ranks"; }
 expect_count "DDP_OK" 3 "$TMP/ddp3.log"
+"$WORKER" spawn 2 bn 4 > "$TMP/bn.log" 2>&1 || { cat "$TMP/bn.log"; fail "batchnorm buffers"; }
+expect_count "BN_OK" 2 "$TMP/bn.log"
 for n in 2 3; do
   "$WORKER" spawn $n gather 1001 64 > "$TMP/g$n.log" 2>&1 || { cat "$TMP/g$n.log"; fail "gather $n ranks"; }
   expect_count "GATHER_OK rank=.* rows=1001 samples=1001" $n "$TMP/g$n.log"

@@ -17,6 +17,7 @@ stop_all() {
   local p; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   sleep 0.5
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
   cleanup_tmp
 }
 trap stop_all EXIT
