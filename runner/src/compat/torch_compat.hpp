@@ -158,6 +158,19 @@ std::unique_ptr<R> make_reducer(std::vector<at::Tensor> params,
         std::move(group), std::move(sparse), bucket_bytes_cap, find_unused_parameters,
         gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap, false);
   } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
+                                               bool, bool, Names, int64_t>) {
+    (void)per_bucket_size_limits;
+    return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),
+                               std::move(sparse), bucket_bytes_cap, find_unused_parameters,
+                               gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap);
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
+                                               bool, bool, Names, int64_t, bool>) {
+    (void)per_bucket_size_limits;
+    return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),
+                               std::move(sparse), bucket_bytes_cap, find_unused_parameters,
+                               gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
+                               /*skip_all_reduce_unused_params=*/false);
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
                                                bool, bool, Names, int64_t, bool, bool>) {
     (void)per_bucket_size_limits;
     return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),
