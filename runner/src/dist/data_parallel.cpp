@@ -1,0 +1,81 @@
+#include "dist/data_parallel.hpp"
+
+#include <torch/torch.h>
+
+#include "dist/world_impl.hpp"
+#include "runner/error.hpp"
+
+namespace runner::dist {
+
+struct DataParallel::State {
+  std::unique_ptr<c10d::Reducer> reducer;
+  std::vector<torch::Tensor> buffers;
+};
+
+DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::nn::Module> module,
+                           DataParallelOptions options)
+    : world_(std::move(world)), module_(std::move(module)), options_(options) {
+  if (!module_) throw Error("DataParallel: no model given");
+  if (options_.bucket_cap_mb <= 0) {
+    throw ConfigError("distributed bucket_cap_mb must be positive (got " +
+                      std::to_string(options_.bucket_cap_mb) + ")");
+  }
+  if (!world_->distributed()) return;
+  state_ = std::make_unique<State>();
+  world_->broadcast_module(*module_);
+  for (auto& buffer : module_->buffers()) state_->buffers.push_back(buffer);
+
+  std::vector<torch::Tensor> params;
+  for (auto& p : module_->parameters()) {
+    if (p.requires_grad()) params.push_back(p);
+  }
+  if (params.empty()) return;
+  const auto cap = static_cast<int64_t>(options_.bucket_cap_mb * 1024 * 1024);
+  const int64_t first_cap = std::min<int64_t>(c10d::kDefaultFirstBucketBytes, cap);
+  // As PyTorch's DDP: a small first bucket so communication starts early, buckets listed in
+  // reverse parameter order because gradients arrive roughly in that order.
+  auto [buckets, limits] = c10d::compute_bucket_assignment_by_size(
+      params, {static_cast<size_t>(first_cap), static_cast<size_t>(cap)},
+      std::vector<bool>(params.size(), false));
+  std::reverse(buckets.begin(), buckets.end());
+  std::reverse(limits.begin(), limits.end());
+  with_rank_context(*world_, "setting up gradient all-reduce", [&] {
+    state_->reducer = compat::make_reducer(params, buckets, limits, world_->impl()->group, cap,
+                                           options_.find_unused_parameters,
+                                           /*gradient_as_bucket_view=*/false, first_cap);
+  });
+}
+
+DataParallel::~DataParallel() = default;
+
+void DataParallel::before_forward() {
+  if (!state_) return;
+  if (state_->reducer && torch::GradMode::is_enabled()) {
+    state_->reducer->prepare_for_forward();
+    // Every iteration on every rank: rebuild is a collective after the first backward.
+    with_rank_context(*world_, "gradient bucket rebuild",
+                      [&] { state_->reducer->rebuild_buckets(); });
+  }
+  if (options_.broadcast_buffers && !state_->buffers.empty()) {
+    torch::NoGradGuard no_grad;
+    with_rank_context(*world_, "broadcast of BatchNorm buffers", [&] {
+      c10d::broadcast_coalesced(world_->impl()->group, state_->buffers, 250u * 1024u * 1024u, 0);
+    });
+  }
+}
+
+void DataParallel::before_backward(const std::vector<torch::Tensor>& outputs, bool sync) {
+  if (!state_ || !state_->reducer || !sync) return;
+  // Outputs are only searched for unused parameters; without that the list may stay empty.
+  state_->reducer->prepare_for_backward(
+      options_.find_unused_parameters ? outputs : std::vector<torch::Tensor>{});
+}
+
+void DataParallel::zero_grad() {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module_->parameters()) {
+    if (p.grad().defined()) p.mutable_grad().zero_();
+  }
+}
+
+}  // namespace runner::dist

@@ -1,0 +1,56 @@
+#pragma once
+// Data-parallel training over a World, driving PyTorch DDP's own engine (c10d::Reducer):
+// gradients are averaged across ranks in buckets launched while backward still runs.
+//
+// Per training step (micro-batch):
+//   dp.before_forward();                    // bucket rebuild + BatchNorm buffer sync
+//   auto loss = compute_loss(model->forward(x));
+//   dp.before_backward({loss}, sync);       // sync=false: no_sync (accumulate locally)
+//   loss.backward();                        // all-reduce overlaps with this when sync
+//   if (sync) { optimizer.step(); dp.zero_grad(); }
+
+#include <memory>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include "dist/world.hpp"
+
+namespace runner::dist {
+
+struct DataParallelOptions {
+  double bucket_cap_mb = 25.0;          ///< gradient bucket size (PyTorch's default 25 MB)
+  bool find_unused_parameters = false;  ///< tolerate parameters without a gradient in a step
+  bool broadcast_buffers = true;        ///< copy rank 0's buffers (BatchNorm stats) each step
+};
+
+class DataParallel {
+ public:
+  /// Copies rank 0's parameters and buffers to every rank and hooks gradient averaging into
+  /// autograd for `module`'s trainable parameters. In a single-process world it does nothing.
+  DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::nn::Module> module,
+               DataParallelOptions options = {});
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  /// Call before each training forward, on every rank.
+  void before_forward();
+  /// Call after forward, before backward, on every rank. sync=true: this backward averages
+  /// gradients across ranks; false: gradients only accumulate locally (no_sync).
+  void before_backward(const std::vector<torch::Tensor>& outputs, bool sync = true);
+  /// Zeroes gradients in place (what optimizers' zero_grad must not do with reducer buckets).
+  void zero_grad();
+
+  const DataParallelOptions& options() const { return options_; }
+
+ private:
+  struct State;
+  std::shared_ptr<World> world_;
+  std::shared_ptr<torch::nn::Module> module_;
+  DataParallelOptions options_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace runner::dist

@@ -1,0 +1,51 @@
+#pragma once
+// Where this process sits in a distributed world, read from the environment a launcher left:
+// torchrun (or runner's own launcher), SLURM srun, or Open MPI mpirun. Torch-free.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace runner::launch {
+
+/// Default rendezvous port when no launcher names one (torchrun's default).
+constexpr int kDefaultMasterPort = 29500;
+
+/// Environment variable set by runner's own launcher in every rank it spawns.
+constexpr const char* kLaunchedByRunnerVar = "RUNNER_LAUNCHED";
+
+/// One process's place in the world.
+struct WorldEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = kDefaultMasterPort;
+  std::string source = "none";  ///< "torchrun", "runner", "slurm", "mpi" or "none"
+  /// torchrun's static rendezvous already hosts a TCPStore at the master address: every rank
+  /// joins it as a client, under this key prefix (empty: rank 0 hosts the store itself).
+  std::string agent_store_prefix;
+};
+
+/// Reads a variable; returns nullptr when unset. Tests pass a map-backed lookup.
+using EnvLookup = std::function<const char*(const char* name)>;
+
+/// The process environment as an EnvLookup.
+EnvLookup process_env();
+
+/// The world this process was started in, checked in the order torchrun/runner, SLURM, Open
+/// MPI; nullopt when no launcher variables are present (a single process). Throws
+/// runner::ConfigError for malformed or contradictory values (e.g. RANK >= WORLD_SIZE).
+std::optional<WorldEnv> detect_world_env(const EnvLookup& env = process_env());
+
+/// Expands a SLURM hostlist such as "node[01-04,07],gpu3" into host names, in order.
+/// Throws runner::ConfigError on malformed brackets.
+std::vector<std::string> expand_slurm_nodelist(const std::string& nodelist);
+
+/// True when this process is a rank spawned by runner's own launcher (never spawn again).
+bool launched_by_runner(const EnvLookup& env = process_env());
+
+}  // namespace runner::launch

@@ -1,0 +1,291 @@
+// A rank program for the distributed integration tests (until the engine runs real
+// experiments): joins the world from the environment and does what argv asks.
+//
+//   dist_worker [launcher flags] spawn NPROC MODE ARGS...   own launcher around this program
+//   dist_worker join                      rendezvous + barrier, print JOINED
+//   dist_worker ddp STEPS BATCH ACCUM OPT N ranks x BATCH == 1 rank x N*BATCH (OPT: sgd|adam)
+//   dist_worker gather N BATCH [nopad]    gather_for_metrics gives rows 0..N-1 exactly once
+//   dist_worker hold SECONDS              all_reduce in a loop (to be killed by a test)
+//   dist_worker crash RANK AFTER_S CODE   RANK exits with CODE after AFTER_S; others hold
+//   dist_worker bn STEPS                  BatchNorm buffers follow rank 0 after each sync
+//   dist_worker raise RANK                RANK throws runner::Error (error file under torchrun)
+// Launcher flags: --nnodes N --node-rank R --master-addr A --master-port P --grace S
+// Environment: DIST_TIMEOUT_S (default 60) for rendezvous and collectives.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "dist/data_parallel.hpp"
+#include "dist/world.hpp"
+#include "launch/spawn.hpp"
+#include "runner/error.hpp"
+
+namespace {
+
+using runner::dist::DataParallel;
+using runner::dist::World;
+
+std::shared_ptr<World> join_world() {
+  runner::dist::WorldOptions options;
+  options.backend = "gloo";
+  if (const char* t = std::getenv("DIST_TIMEOUT_S"))
+    options.timeout_s = std::atof(t);
+  else
+    options.timeout_s = 60;
+  return World::init(options);
+}
+
+torch::nn::Sequential make_model(int seed) {
+  torch::manual_seed(seed);
+  return torch::nn::Sequential(torch::nn::Linear(8, 16), torch::nn::Tanh(),
+                               torch::nn::Linear(16, 4));
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Sequential& model,
+                                                        const std::string& name) {
+  if (name == "adam") {
+    return std::make_unique<torch::optim::Adam>(model->parameters(),
+                                                torch::optim::AdamOptions(1e-2));
+  }
+  return std::make_unique<torch::optim::SGD>(model->parameters(),
+                                             torch::optim::SGDOptions(0.1).momentum(0.9));
+}
+
+torch::Tensor flat(const std::vector<torch::Tensor>& tensors, bool grads) {
+  std::vector<torch::Tensor> parts;
+  for (const auto& t : tensors) parts.push_back((grads ? t.grad() : t).detach().flatten());
+  return torch::cat(parts);
+}
+
+// Largest difference between any rank's copy of `local` and rank 0's.
+double spread_across_ranks(World& world, const torch::Tensor& local) {
+  auto all = world.all_gather(local);
+  return (all - all[0]).abs().max().item<double>();
+}
+
+int run_ddp(int steps, int batch, int accum, const std::string& opt_name) {
+  auto world = join_world();
+  const int w = world->world_size();
+  const int r = world->rank();
+  // Each rank starts from different weights: DataParallel must copy rank 0's.
+  auto model = make_model(1234 + r);
+  DataParallel dp(world, model.ptr());
+  auto optimizer = make_optimizer(model, opt_name);
+
+  torch::manual_seed(42);
+  const int block = w * batch;
+  auto x = torch::randn({steps * accum * block, 8});
+  auto y = torch::randn({steps * accum * block, 4});
+
+  bool nosync_seen_differ = accum == 1;
+  for (int s = 0; s < steps; ++s) {
+    for (int m = 0; m < accum; ++m) {
+      const bool sync = m == accum - 1;
+      const int start = (s * accum + m) * block + r * batch;
+      dp.before_forward();
+      auto loss = torch::mse_loss(model->forward(x.slice(0, start, start + batch)),
+                                  y.slice(0, start, start + batch)) /
+                  accum;
+      dp.before_backward({loss}, sync);
+      loss.backward();
+      double grad_spread = spread_across_ranks(*world, flat(model->parameters(), true));
+      if (!sync && grad_spread > 0) nosync_seen_differ = true;
+      if (sync && grad_spread > 1e-7) {
+        std::cout << "DDP_FAIL rank=" << r << " gradients differ across ranks after a synced "
+                  << "backward by " << grad_spread << std::endl;
+        return 1;
+      }
+    }
+    optimizer->step();
+    dp.zero_grad();
+  }
+  if (!nosync_seen_differ) {
+    std::cout << "DDP_FAIL rank=" << r << " no_sync backward still averaged gradients" << std::endl;
+    return 1;
+  }
+  double param_spread = spread_across_ranks(*world, flat(model->parameters(), false));
+  double max_diff = 0;
+  if (r == 0) {
+    auto reference = make_model(1234);
+    auto ref_opt = make_optimizer(reference, opt_name);
+    for (int s = 0; s < steps; ++s) {
+      for (int m = 0; m < accum; ++m) {
+        const int start = (s * accum + m) * block;
+        auto loss = torch::mse_loss(reference->forward(x.slice(0, start, start + block)),
+                                    y.slice(0, start, start + block)) /
+                    accum;
+        loss.backward();
+      }
+      ref_opt->step();
+      ref_opt->zero_grad();
+    }
+    max_diff = (flat(model->parameters(), false) - flat(reference->parameters(), false))
+                   .abs()
+                   .max()
+                   .item<double>();
+  }
+  const bool ok = param_spread <= 1e-7 && max_diff <= 1e-5;
+  std::cout << (ok ? "DDP_OK" : "DDP_FAIL") << " rank=" << r << " world=" << w
+            << " replica_spread=" << param_spread << " max_diff_vs_single=" << max_diff
+            << std::endl;
+  return ok ? 0 : 1;
+}
+
+// BatchNorm running statistics follow rank 0: ranks see different data, yet after the next
+// step's buffer sync every rank holds rank 0's statistics.
+int run_batchnorm(int steps) {
+  auto world = join_world();
+  const int r = world->rank();
+  torch::manual_seed(7);
+  auto model = torch::nn::Sequential(torch::nn::Linear(4, 6), torch::nn::BatchNorm1d(6),
+                                     torch::nn::Linear(6, 1));
+  DataParallel dp(world, model.ptr());
+  torch::optim::SGD optimizer(model->parameters(), 0.05);
+  for (int s = 0; s < steps; ++s) {
+    dp.before_forward();
+    auto x = torch::randn({8, 4}) * (r + 1) + r;  // rank-dependent data and statistics
+    auto loss = model->forward(x).pow(2).mean();
+    dp.before_backward({loss});
+    loss.backward();
+    optimizer.step();
+    dp.zero_grad();
+  }
+  auto stats = [&] {
+    std::vector<torch::Tensor> parts;
+    for (const auto& b : model->buffers()) parts.push_back(b.flatten().to(torch::kDouble));
+    return torch::cat(parts);
+  };
+  auto before = stats();
+  const double spread_before = spread_across_ranks(*world, before);
+  dp.before_forward();
+  const double spread_after = spread_across_ranks(*world, stats());
+  const bool root_kept = r != 0 || torch::equal(before, stats());
+  const bool ok = spread_before > 0 && spread_after == 0 && root_kept;
+  std::cout << (ok ? "BN_OK" : "BN_FAIL") << " rank=" << r
+            << " spread_before_sync=" << spread_before << " spread_after_sync=" << spread_after
+            << std::endl;
+  return ok ? 0 : 1;
+}
+
+int run_gather(int n, int batch, bool pad) {
+  auto world = join_world();
+  const int w = world->world_size();
+  const int r = world->rank();
+  // A padding sampler wraps around to give every rank ceil(n/W) positions; without padding
+  // ranks hold one position fewer or more, and their last batches differ in size.
+  const int per_rank = pad ? (n + w - 1) / w : (n - r + w - 1) / w;
+  std::vector<torch::Tensor> pieces;
+  for (int start = 0; start < per_rank; start += batch) {
+    const int len = std::min(batch, per_rank - start);
+    auto positions = torch::arange(start, start + len, torch::kLong) * w + r;
+    auto sample = positions.remainder(n);
+    auto values = torch::stack({sample.to(torch::kFloat), sample.to(torch::kFloat) * 2}, 1);
+    pieces.push_back(runner::dist::gather_for_metrics(*world, values, positions < n));
+  }
+  auto all = torch::cat(pieces);
+  const bool ok = all.size(0) == n &&
+                  torch::equal(all.select(1, 0), torch::arange(n, torch::kFloat)) &&
+                  torch::equal(all.select(1, 1), torch::arange(n, torch::kFloat) * 2);
+  std::cout << (ok ? "GATHER_OK" : "GATHER_FAIL") << " rank=" << r << " world=" << w
+            << " rows=" << all.size(0) << " samples=" << n << std::endl;
+  return ok ? 0 : 1;
+}
+
+int run_hold(double seconds, int fail_rank, double fail_after, int fail_code) {
+  auto world = join_world();
+  std::cout << "HOLD_READY rank=" << world->rank() << " pid=" << ::getpid() << std::endl;
+  const auto start = std::chrono::steady_clock::now();
+  auto tensor = torch::ones({16});
+  while (true) {
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (world->rank() == fail_rank && elapsed >= fail_after) {
+      std::cout << "rank " << fail_rank << " failing on purpose with code " << fail_code
+                << std::endl;
+      std::exit(fail_code);
+    }
+    if (elapsed >= seconds) break;
+    world->all_reduce_(tensor);
+    tensor.fill_(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::cout << "HOLD_DONE rank=" << world->rank() << std::endl;
+  return 0;
+}
+
+int run(std::vector<std::string> args) {
+  runner::launch::SpawnOptions spawn;
+  while (!args.empty() && args[0].rfind("--", 0) == 0 && args.size() >= 2) {
+    const std::string flag = args[0], value = args[1];
+    if (flag == "--nnodes")
+      spawn.nnodes = std::stoi(value);
+    else if (flag == "--node-rank")
+      spawn.node_rank = std::stoi(value);
+    else if (flag == "--master-addr")
+      spawn.master_addr = value;
+    else if (flag == "--master-port")
+      spawn.master_port = std::stoi(value);
+    else if (flag == "--grace")
+      spawn.stop_grace_s = std::stod(value);
+    else
+      throw runner::ConfigError("unknown flag " + flag);
+    args.erase(args.begin(), args.begin() + 2);
+  }
+  if (args.empty()) throw runner::ConfigError("usage: dist_worker [flags] MODE ARGS...");
+  const std::string mode = args[0];
+  auto arg = [&](size_t i) {
+    if (i >= args.size()) throw runner::ConfigError("mode " + mode + ": missing argument");
+    return args[i];
+  };
+  if (mode == "spawn") {
+    spawn.executable = runner::launch::self_executable();
+    spawn.nproc_per_node = std::stoi(arg(1));
+    spawn.args.assign(args.begin() + 2, args.end());
+    return runner::launch::spawn_ranks(spawn);
+  }
+  if (mode == "join") {
+    auto world = join_world();
+    world->barrier();
+    std::cout << "JOINED rank=" << world->rank() << " world=" << world->world_size()
+              << " backend=" << world->backend() << std::endl;
+    return 0;
+  }
+  if (mode == "ddp")
+    return run_ddp(std::stoi(arg(1)), std::stoi(arg(2)), std::stoi(arg(3)), arg(4));
+  if (mode == "gather") {
+    return run_gather(std::stoi(arg(1)), std::stoi(arg(2)), args.size() < 4 || args[3] != "nopad");
+  }
+  if (mode == "raise") {
+    auto world = join_world();
+    if (world->rank() == std::stoi(arg(1))) {
+      throw runner::Error("rank " + std::to_string(world->rank()) +
+                          ": deliberate failure for the test");
+    }
+    return run_hold(60, -1, 0, 0);
+  }
+  if (mode == "bn") return run_batchnorm(std::stoi(arg(1)));
+  if (mode == "hold") return run_hold(std::stod(arg(1)), -1, 0, 0);
+  if (mode == "crash") return run_hold(60, std::stoi(arg(1)), std::stod(arg(2)), std::stoi(arg(3)));
+  throw runner::ConfigError("unknown mode '" + mode + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    runner::launch::write_torchelastic_error(e.what());
+    return 1;
+  }
+}
