@@ -29,4 +29,16 @@ std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Modul
   return groups;
 }
 
+/// Sets the lr of every parameter group of `optimizer` (the engine's scheduler step; the
+/// built-in optimizers' groups differ only in weight decay, so they share one lr).
+inline void set_lr(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+/// The lr of `optimizer`'s first parameter group (0 when it has none).
+inline double current_lr(torch::optim::Optimizer& optimizer) {
+  auto& groups = optimizer.param_groups();
+  return groups.empty() ? 0.0 : groups.front().options().get_lr();
+}
+
 }  // namespace runner::optim
