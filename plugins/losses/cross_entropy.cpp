@@ -24,8 +24,8 @@ class CrossEntropyLoss final : public Loss {
                   std::to_string(logits.dim()) + " dimensions");
     // fp16/bf16 logits from autocast: softmax and the sum are taken in float32.
     const torch::Tensor wide = logits.to(torch::kFloat);
-    auto options = torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(
-        label_smoothing_);
+    auto options =
+        torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing_);
     if (!weight_values_.empty()) {
       if (static_cast<int64_t>(weight_values_.size()) != logits.size(1))
         throw ConfigError("loss.weight: " + std::to_string(weight_values_.size()) +
@@ -69,9 +69,8 @@ void add_cross_entropy_loss(Registry<LossFactory>& registry) {
   registry.add(
       "cross_entropy",
       [](const nlohmann::json& params) -> std::shared_ptr<Loss> {
-        return std::make_shared<CrossEntropyLoss>(
-            params.at("label_smoothing").get<double>(),
-            params.at("weight").get<std::vector<double>>());
+        return std::make_shared<CrossEntropyLoss>(params.at("label_smoothing").get<double>(),
+                                                  params.at("weight").get<std::vector<double>>());
       },
       schema, "softmax cross-entropy with optional label smoothing and class weights (float32)");
 }

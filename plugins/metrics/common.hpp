@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "runner/registries.hpp"
 

@@ -13,8 +13,7 @@ class LossMetric final : public Metric {
   std::string mode() const override { return "min"; }
   double compute(const torch::Tensor& logits, const torch::Tensor& labels) const override {
     check_metric_inputs("loss", logits, labels);
-    return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels)
-        .item<double>();
+    return torch::nn::functional::cross_entropy(logits.to(torch::kFloat), labels).item<double>();
   }
 };
 

@@ -21,7 +21,8 @@ class MacroF1 final : public Metric {
     // F1 = 2 TP / (2 TP + FP + FN) = 2 TP / (predicted + support); classes that are neither
     // labels nor predictions are left out, as scikit-learn does.
     const torch::Tensor present = (support + predicted_count) > 0;
-    const torch::Tensor f1 = (2 * tp / (support + predicted_count).clamp_min(1)).masked_select(present);
+    const torch::Tensor f1 =
+        (2 * tp / (support + predicted_count).clamp_min(1)).masked_select(present);
     return f1.mean().item<double>();
   }
 };

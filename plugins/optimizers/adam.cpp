@@ -24,9 +24,9 @@ std::unique_ptr<torch::optim::Optimizer> make_adam(const nlohmann::json& params,
         .weight_decay(weight_decay)
         .amsgrad(amsgrad);
   };
-  auto groups = optim::parameter_groups<Options>(model, params.at("weight_decay").get<double>(),
-                                                 params.at("exempt_norm_and_bias").get<bool>(),
-                                                 make_options);
+  auto groups =
+      optim::parameter_groups<Options>(model, params.at("weight_decay").get<double>(),
+                                       params.at("exempt_norm_and_bias").get<bool>(), make_options);
   return std::make_unique<Optimizer>(std::move(groups), make_options(0.0));
 }
 

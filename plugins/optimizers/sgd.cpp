@@ -26,8 +26,8 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
         {"description", "Nesterov momentum: step along grad + momentum * buf (needs momentum)."}}}};
   registry.add(
       "sgd",
-      [](const nlohmann::json& params, torch::nn::Module& model)
-          -> std::unique_ptr<torch::optim::Optimizer> {
+      [](const nlohmann::json& params,
+         torch::nn::Module& model) -> std::unique_ptr<torch::optim::Optimizer> {
         const double momentum = params.at("momentum").get<double>();
         const double dampening = params.at("dampening").get<double>();
         const bool nesterov = params.at("nesterov").get<bool>();

@@ -112,9 +112,8 @@ void GradScaler::update() {
     auto device = torch::Device(torch::kCUDA);
     torch::Tensor scale = torch::full({1}, static_cast<float>(scale_),
                                       torch::TensorOptions().dtype(torch::kFloat).device(device));
-    torch::Tensor tracker =
-        torch::full({1}, static_cast<int>(growth_tracker_),
-                    torch::TensorOptions().dtype(torch::kInt).device(device));
+    torch::Tensor tracker = torch::full({1}, static_cast<int>(growth_tracker_),
+                                        torch::TensorOptions().dtype(torch::kInt).device(device));
     torch::Tensor found = torch::full({1}, found_inf ? 1.0f : 0.0f, scale.options());
     at::_amp_update_scale_(scale, tracker, found, options_.growth_factor, options_.backoff_factor,
                            options_.growth_interval);

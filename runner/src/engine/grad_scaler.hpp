@@ -13,11 +13,11 @@ namespace runner::engine {
 
 /// GradScaler's constructor arguments, with torch's defaults.
 struct GradScalerOptions {
-  double init_scale = 65536.0;    ///< first scale (2^16)
-  double growth_factor = 2.0;     ///< scale *= this after `growth_interval` good steps in a row
-  double backoff_factor = 0.5;    ///< scale *= this on a step with inf/NaN gradients
+  double init_scale = 65536.0;     ///< first scale (2^16)
+  double growth_factor = 2.0;      ///< scale *= this after `growth_interval` good steps in a row
+  double backoff_factor = 0.5;     ///< scale *= this on a step with inf/NaN gradients
   int64_t growth_interval = 2000;  ///< good steps in a row before growing
-  bool enabled = true;            ///< false: every call is a pass-through (fp32, bf16)
+  bool enabled = true;             ///< false: every call is a pass-through (fp32, bf16)
 };
 
 /// What a checkpoint keeps of a scaler: plain numbers.

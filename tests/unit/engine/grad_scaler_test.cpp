@@ -23,11 +23,11 @@ struct Toy {
     torch::manual_seed(0);
     model = torch::nn::Linear(4, 2);
     if (adam)
-      optimizer = std::make_unique<torch::optim::Adam>(model->parameters(),
-                                                       torch::optim::AdamOptions(0.1));
+      optimizer =
+          std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(0.1));
     else
-      optimizer = std::make_unique<torch::optim::SGD>(model->parameters(),
-                                                      torch::optim::SGDOptions(0.1));
+      optimizer =
+          std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(0.1));
     x = torch::randn({8, 4});
     y = torch::randn({8, 2});
   }
@@ -120,17 +120,16 @@ TEST(GradScaler, DefaultGrowthIsTimesTwoAfter2000GoodSteps) {
 TEST(GradScaler, UnscaleBeforeClippingSeesTheTrueGradients) {
   Toy reference, scaled;
   reference.loss().backward();
-  const double true_norm =
-      torch::nn::utils::clip_grad_norm_(reference.model->parameters(), 0.01);
+  const double true_norm = torch::nn::utils::clip_grad_norm_(reference.model->parameters(), 0.01);
 
   GradScaler scaler;
-  scaled.scale(scaled.loss()).backward();
+  scaler.scale(scaled.loss()).backward();
   scaler.unscale_(*scaled.optimizer);
   scaler.unscale_(*scaled.optimizer);  // a second call in the same step does nothing
   const double norm = torch::nn::utils::clip_grad_norm_(scaled.model->parameters(), 0.01);
   EXPECT_NEAR(norm, true_norm, 1e-5 * true_norm);
-  EXPECT_TRUE(torch::allclose(scaled.model->weight.grad(), reference.model->weight.grad(), 1e-5,
-                              1e-8));
+  EXPECT_TRUE(
+      torch::allclose(scaled.model->weight.grad(), reference.model->weight.grad(), 1e-5, 1e-8));
   EXPECT_TRUE(scaler.step(*scaled.optimizer));
   scaler.update();
   reference.optimizer->step();

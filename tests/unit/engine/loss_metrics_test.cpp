@@ -62,10 +62,8 @@ TEST(CrossEntropy, HalfPrecisionLogitsAreReducedInFloat32) {
 }
 
 // Four samples, three classes: argmax predictions 0, 1, 1, 2 against labels 0, 1, 2, 2.
-const torch::Tensor kLogits = torch::tensor({{3.0f, 1.0f, 2.0f},
-                                             {0.0f, 2.0f, 1.0f},
-                                             {0.1f, 0.5f, 0.4f},
-                                             {0.0f, 1.0f, 5.0f}});
+const torch::Tensor kLogits =
+    torch::tensor({{3.0f, 1.0f, 2.0f}, {0.0f, 2.0f, 1.0f}, {0.1f, 0.5f, 0.4f}, {0.0f, 1.0f, 5.0f}});
 const torch::Tensor kLabels = torch::tensor({0, 1, 2, 2});
 
 TEST(Metrics, AccuracyCountsArgmaxHits) {

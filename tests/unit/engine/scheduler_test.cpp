@@ -80,10 +80,14 @@ TEST(Scheduler, WarmupThenCosineMatchesTorchSequentialLR) {
   // torch: SequentialLR([LinearLR(start_factor=0.1, total_iters=10),
   // CosineAnnealingLR(T_max=90)], milestones=[10]) on SGD(lr=0.1).
   auto s = make("cosine", {{"warmup_steps", 10}, {"warmup_start_factor", 0.1}}, context(0.1, 100));
-  const std::pair<int64_t, double> expected[] = {
-      {0, 0.010000000000000002}, {1, 0.019000000000000003}, {5, 0.055000000000000014},
-      {9, 0.09100000000000004},  {10, 0.1},                 {11, 0.0999695413509548},
-      {55, 0.049999999999999996}, {99, 3.045864904521188e-05}};
+  const std::pair<int64_t, double> expected[] = {{0, 0.010000000000000002},
+                                                 {1, 0.019000000000000003},
+                                                 {5, 0.055000000000000014},
+                                                 {9, 0.09100000000000004},
+                                                 {10, 0.1},
+                                                 {11, 0.0999695413509548},
+                                                 {55, 0.049999999999999996},
+                                                 {99, 3.045864904521188e-05}};
   for (auto [step, lr] : expected) EXPECT_NEAR(s->lr_at(step), lr, 1e-12) << "step " << step;
 }
 
@@ -105,8 +109,9 @@ TEST(Scheduler, WarmupThenCosineMatchesTorchSequentialLR) {
 TEST(Scheduler, OneCycleMatchesTorchOneCycleLR) {
   auto s = make("onecycle", {}, context(0.1, 100));
   const std::pair<int64_t, double> expected[] = {
-      {0, 0.0040000000000000036}, {1, 0.004281378056590748}, {15, 0.05459866761210004},
-      {29, 0.1},                  {30, 0.09994965352845243}, {31, 0.09979871550490317},
+      {0, 0.0040000000000000036}, {1, 0.004281378056590748},
+      {15, 0.05459866761210004},  {29, 0.1},
+      {30, 0.09994965352845243},  {31, 0.09979871550490317},
       {60, 0.05892800902855288},  {99, 4e-07}};
   for (auto [step, lr] : expected) EXPECT_NEAR(s->lr_at(step), lr, 1e-15) << "step " << step;
   EXPECT_NEAR(s->lr_at(150), 4e-07, 1e-15);  // past the end: the final lr
@@ -122,10 +127,15 @@ TEST(Scheduler, OneCycleThreePhaseLinearMatchesTorch) {
                  {"three_phase", true},
                  {"anneal_strategy", "linear"}},
                 context(0.1, 50));
-  const std::pair<int64_t, double> expected[] = {
-      {0, 0.02},                  {5, 0.0982608695652174},    {11, 0.19217391304347828},
-      {12, 0.19217391304347828},  {20, 0.06695652173913044},  {23, 0.01999999999999999},
-      {24, 0.019238461538461538}, {30, 0.01466923076923077}, {49, 0.0001999999999999988}};
+  const std::pair<int64_t, double> expected[] = {{0, 0.02},
+                                                 {5, 0.0982608695652174},
+                                                 {11, 0.19217391304347828},
+                                                 {12, 0.19217391304347828},
+                                                 {20, 0.06695652173913044},
+                                                 {23, 0.01999999999999999},
+                                                 {24, 0.019238461538461538},
+                                                 {30, 0.01466923076923077},
+                                                 {49, 0.0001999999999999988}};
   for (auto [step, lr] : expected) EXPECT_NEAR(s->lr_at(step), lr, 1e-15) << "step " << step;
 }
 
