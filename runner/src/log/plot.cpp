@@ -89,8 +89,11 @@ std::string tick_label(double v, const Axis& axis) {
     std::snprintf(text, sizeof(text), "%g", v);
   } else {
     const double step = axis.ticks.size() > 1 ? axis.ticks[1] - axis.ticks[0] : a;
-    const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step) - 1e-9)));
-    std::snprintf(text, sizeof(text), "%.*f", std::min(decimals, 6), v);
+    int decimals = 0;  // enough that every tick (a multiple of step, e.g. 0.25) prints exactly
+    while (decimals < 6 && std::abs(step * std::pow(10.0, decimals) -
+                                    std::round(step * std::pow(10.0, decimals))) > 1e-6)
+      ++decimals;
+    std::snprintf(text, sizeof(text), "%.*f", decimals, v);
   }
   return text;
 }
@@ -150,7 +153,7 @@ void draw_panel(cv::Mat& canvas, const cv::Rect& area, const PlotPanel& panel) {
     ys.insert(ys.end(), series.y.begin(), series.y.begin() + n);
   }
   const Axis x_axis = make_axis(xs, panel.log_x, std::max(3, plot.width / 90));
-  const Axis y_axis = make_axis(ys, panel.log_y, std::max(3, plot.height / 60));
+  const Axis y_axis = make_axis(ys, panel.log_y, std::max(3, plot.height / 50));
   auto to_pixel = [&](double x, double y) {
     return cv::Point2d(plot.x + x_axis.fraction(x) * plot.width,
                        plot.y + plot.height - y_axis.fraction(y) * plot.height);
