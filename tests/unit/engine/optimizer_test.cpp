@@ -104,4 +104,25 @@ TEST(Optimizers, SetLrReachesEveryParameterGroup) {
   EXPECT_EQ(runner::optim::current_lr(*optimizer), 0.123);
 }
 
+TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
+  struct Tied : torch::nn::Module {
+    Tied() {
+      a = register_module("a", torch::nn::Linear(2, 2));
+      b = register_module("b", torch::nn::Linear(2, 2));
+      register_parameter("shared", a->weight);  // a.weight listed a second time
+      frozen = register_parameter("frozen", torch::ones({2}), /*requires_grad=*/false);
+    }
+    torch::nn::Linear a{nullptr}, b{nullptr};
+    torch::Tensor frozen;
+  } model;
+  auto optimizer = make("sgd", {{"lr", 1.0}}, model);
+  size_t count = 0;
+  for (auto& group : optimizer->param_groups()) count += group.params().size();
+  EXPECT_EQ(count, 4u) << "a.weight, a.bias, b.weight, b.bias; not a.weight again, not frozen";
+  const auto before = model.a->weight.detach().clone();
+  model.a->weight.mutable_grad() = torch::ones_like(model.a->weight);
+  optimizer->step();
+  EXPECT_TRUE(torch::allclose(model.a->weight, before - 1.0)) << "stepped twice?";
+}
+
 }  // namespace

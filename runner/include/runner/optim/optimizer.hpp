@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for optimizer plugins.
 
+#include <unordered_set>
 #include <vector>
 
 #include <torch/torch.h>
@@ -10,15 +11,17 @@ namespace runner::optim {
 /// The model's trainable parameters as optimizer groups: one group with `weight_decay`, and,
 /// when `exempt_norm_and_bias`, a second group with weight decay 0 for biases and the
 /// parameters of normalisation layers (every 1-d parameter, as timm's param_groups_weight_decay).
-/// `make_options(weight_decay)` builds each group's options.
+/// `make_options(weight_decay)` builds each group's options. Frozen parameters are left out
+/// and a parameter shared by two modules appears once.
 template <class Options, class MakeOptions>
 std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Module& model,
                                                                 double weight_decay,
                                                                 bool exempt_norm_and_bias,
                                                                 MakeOptions make_options) {
   std::vector<torch::Tensor> decay, no_decay;
+  std::unordered_set<const void*> seen;  // a tied weight listed under two names steps once
   for (auto& p : model.parameters()) {
-    if (!p.requires_grad()) continue;
+    if (!p.requires_grad() || !seen.insert(p.unsafeGetTensorImpl()).second) continue;
     (exempt_norm_and_bias && p.dim() <= 1 ? no_decay : decay).push_back(p);
   }
   std::vector<torch::optim::OptimizerParamGroup> groups;
