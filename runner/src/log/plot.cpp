@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -67,7 +69,11 @@ Axis make_axis(const std::vector<double>& values, bool log, int target_ticks) {
     const double pad = (high - low) * 0.05;
     axis.low = low - pad;
     axis.high = high + pad;
-    const double step = nice_step(axis.high - axis.low, target_ticks);
+    // Whole-number data (epochs, batch sizes) gets whole-number ticks: no "epoch 1.25".
+    const bool whole = std::all_of(values.begin(), values.end(),
+                                   [&](double v) { return !axis.usable(v) || v == std::round(v); });
+    double step = nice_step(axis.high - axis.low, target_ticks);
+    if (whole) step = std::max(step, 1.0);
     for (double t = std::ceil(axis.low / step) * step; t <= axis.high + step * 1e-9; t += step)
       axis.ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
   }
@@ -258,6 +264,56 @@ void save_plot(const std::filesystem::path& png, const std::vector<PlotPanel>& p
   if (!written)
     throw Error("cannot write plot " + png.string() +
                 " (check that its folder exists and is writable)");
+}
+
+void save_training_curves(const std::filesystem::path& png, const TrainingHistory& history,
+                          const std::string& title) {
+  PlotPanel loss{"Loss", "optimizer step", "loss", {{"train", history.step, history.train_loss}}};
+  if (!history.val_loss.empty())
+    loss.series.push_back({"validation", history.epoch_end_step, history.val_loss});
+  const std::string metric = history.metric_name.empty() ? "metric" : history.metric_name;
+  PlotPanel validation{"Validation " + metric,
+                       "epoch",
+                       metric,
+                       {{"validation " + metric, history.epoch, history.metric}}};
+  PlotPanel lr{"Learning rate", "optimizer step", "lr", {{"lr", history.step, history.lr}}};
+  PlotOptions options;
+  options.title = title;
+  save_plot(png, {loss, validation, lr}, options);
+}
+
+void save_sweep_summary(const std::filesystem::path& png, const std::vector<SweepPoint>& points,
+                        const std::string& metric_name, const std::string& title) {
+  // One line per (processes, precision), in the order the sweep first met them.
+  std::vector<std::pair<int, std::string>> keys;
+  std::map<std::pair<int, std::string>, std::vector<SweepPoint>> lines;
+  for (const auto& point : points) {
+    const auto key = std::make_pair(point.processes, point.precision);
+    if (lines.count(key) == 0) keys.push_back(key);
+    lines[key].push_back(point);
+  }
+  PlotPanel throughput{"Training throughput", "global batch size", "images/s", {}, true};
+  PlotPanel metric{"Validation " + metric_name, "global batch size", metric_name, {}, true};
+  for (const auto& key : keys) {
+    auto& line = lines[key];
+    std::stable_sort(line.begin(), line.end(), [](const SweepPoint& a, const SweepPoint& b) {
+      return a.global_batch < b.global_batch;
+    });
+    const std::string name =
+        std::to_string(key.first) + (key.first == 1 ? " process " : " processes ") + key.second;
+    PlotSeries t{name, {}, {}}, m{name, {}, {}};
+    for (const auto& point : line) {
+      t.x.push_back(point.global_batch);
+      t.y.push_back(point.images_per_s);
+      m.x.push_back(point.global_batch);
+      m.y.push_back(point.metric);
+    }
+    throughput.series.push_back(t);
+    metric.series.push_back(m);
+  }
+  PlotOptions options;
+  options.title = title;
+  save_plot(png, {throughput, metric}, options);
 }
 
 }  // namespace runner::log

@@ -107,4 +107,37 @@ TEST(Plot, AnUnwritablePathIsAnError) {
   EXPECT_THROW(runner::log::save_plot("/proc/runner_no/plot.png", {PlotPanel{}}), runner::Error);
 }
 
+TEST(Plot, RunCurvesAndSweepSummaryHelpers) {
+  runner::log::TrainingHistory history;
+  for (int step = 0; step < 100; ++step) {
+    history.step.push_back(step);
+    history.train_loss.push_back(2.0 / (1 + step / 10.0));
+    history.lr.push_back(0.1 * (100 - step) / 100);
+  }
+  history.epoch = {1, 2};
+  history.epoch_end_step = {50, 100};
+  history.val_loss = {0.5, 0.3};
+  history.metric_name = "accuracy";
+  history.metric = {0.8, 0.85};
+  const fs::path curves = kOut / "curves_helper.png";
+  runner::log::save_training_curves(curves, history, "quickstart");
+  const cv::Mat image = cv::imread(curves.string());
+  ASSERT_FALSE(image.empty());
+  EXPECT_GT(pixels_of_series(image, 1), 50) << "validation loss line";
+
+  // Points arrive in sweep order (not sorted by batch); two (processes, precision) lines.
+  std::vector<runner::log::SweepPoint> points = {{1, "fp32", 256, 900, 0.85},
+                                                 {1, "fp32", 64, 700, 0.87},
+                                                 {2, "fp16", 128, 1500, 0.86},
+                                                 {1, "fp32", 128, 800, 0.86},
+                                                 {2, "fp16", 512, 2500, 0.83}};
+  const fs::path summary = kOut / "summary_helper.png";
+  runner::log::save_sweep_summary(summary, points, "accuracy", "bs_sweep");
+  const cv::Mat sweep = cv::imread(summary.string());
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_GT(pixels_of_series(sweep, 0), 200);
+  EXPECT_GT(pixels_of_series(sweep, 1), 200);
+  EXPECT_EQ(pixels_of_series(sweep, 2), 0) << "only two (processes, precision) lines";
+}
+
 }  // namespace
