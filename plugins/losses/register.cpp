@@ -1,7 +1,10 @@
 #include "builtins.hpp"
+#include "losses/cross_entropy.hpp"
 
 namespace runner {
 
-void register_builtin_losses(Registry<LossFactory>& registry) { (void)registry; }
+void register_builtin_losses(Registry<LossFactory>& registry) {
+  losses::add_cross_entropy_loss(registry);
+}
 
 }  // namespace runner

@@ -1,7 +1,11 @@
 #include "builtins.hpp"
+#include "optimizers/common.hpp"
 
 namespace runner {
 
-void register_builtin_optimizers(Registry<OptimizerFactory>& registry) { (void)registry; }
+void register_builtin_optimizers(Registry<OptimizerFactory>& registry) {
+  optimizers::add_sgd_optimizer(registry);
+  optimizers::add_adam_optimizers(registry);
+}
 
 }  // namespace runner

@@ -1,0 +1,44 @@
+// `adam` and `adamw`: torch.optim.Adam (weight decay added to the gradient) and AdamW
+// (decoupled weight decay, lr * weight_decay * param subtracted).
+
+#include <torch/torch.h>
+
+#include "optimizers/common.hpp"
+#include "runner/optim/optimizer.hpp"
+
+namespace runner::optimizers {
+
+namespace {
+
+template <class Options, class Optimizer>
+std::unique_ptr<torch::optim::Optimizer> make_adam(const nlohmann::json& params,
+                                                   torch::nn::Module& model) {
+  const double lr = params.at("lr").get<double>();
+  const auto betas = params.at("betas").get<std::vector<double>>();
+  const double eps = params.at("eps").get<double>();
+  const bool amsgrad = params.at("amsgrad").get<bool>();
+  auto make_options = [&](double weight_decay) {
+    return Options(lr)
+        .betas(std::make_tuple(betas.at(0), betas.at(1)))
+        .eps(eps)
+        .weight_decay(weight_decay)
+        .amsgrad(amsgrad);
+  };
+  auto groups =
+      optim::parameter_groups<Options>(model, params.at("weight_decay").get<double>(),
+                                       params.at("exempt_norm_and_bias").get<bool>(), make_options);
+  return std::make_unique<Optimizer>(std::move(groups), make_options(0.0));
+}
+
+}  // namespace
+
+void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
+  registry.add("adam", make_adam<torch::optim::AdamOptions, torch::optim::Adam>,
+               optimizer_schema(1e-3, 0.0, adam_properties()),
+               "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");
+  registry.add("adamw", make_adam<torch::optim::AdamWOptions, torch::optim::AdamW>,
+               optimizer_schema(1e-3, 0.01, adam_properties()),
+               "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
+}
+
+}  // namespace runner::optimizers

@@ -1,0 +1,55 @@
+// `sgd`: torch.optim.SGD with momentum, dampening, nesterov and coupled weight decay.
+
+#include <torch/torch.h>
+
+#include "optimizers/common.hpp"
+#include "runner/error.hpp"
+#include "runner/optim/optimizer.hpp"
+
+namespace runner::optimizers {
+
+void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
+  nlohmann::json properties = {
+      {"momentum",
+       {{"type", "number"},
+        {"minimum", 0},
+        {"default", 0.0},
+        {"description", "Momentum factor: buf = momentum * buf + (1 - dampening) * grad."}}},
+      {"dampening",
+       {{"type", "number"},
+        {"minimum", 0},
+        {"default", 0.0},
+        {"description", "Dampening for momentum (must be 0 with nesterov)."}}},
+      {"nesterov",
+       {{"type", "boolean"},
+        {"default", false},
+        {"description", "Nesterov momentum: step along grad + momentum * buf (needs momentum)."}}}};
+  registry.add(
+      "sgd",
+      [](const nlohmann::json& params,
+         torch::nn::Module& model) -> std::unique_ptr<torch::optim::Optimizer> {
+        const double momentum = params.at("momentum").get<double>();
+        const double dampening = params.at("dampening").get<double>();
+        const bool nesterov = params.at("nesterov").get<bool>();
+        if (nesterov && (momentum <= 0 || dampening != 0))
+          throw ConfigError(
+              "optimizer.nesterov: Nesterov momentum needs momentum > 0 and dampening 0; set "
+              "optimizer.momentum (e.g. 0.9) or nesterov: false");
+        const double lr = params.at("lr").get<double>();
+        auto make_options = [&](double weight_decay) {
+          return torch::optim::SGDOptions(lr)
+              .momentum(momentum)
+              .dampening(dampening)
+              .nesterov(nesterov)
+              .weight_decay(weight_decay);
+        };
+        auto groups = optim::parameter_groups<torch::optim::SGDOptions>(
+            model, params.at("weight_decay").get<double>(),
+            params.at("exempt_norm_and_bias").get<bool>(), make_options);
+        return std::make_unique<torch::optim::SGD>(std::move(groups), make_options(0.0));
+      },
+      optimizer_schema(0.01, 0.0, properties),
+      "stochastic gradient descent with momentum/nesterov, weight decay added to the gradient");
+}
+
+}  // namespace runner::optimizers

@@ -1,0 +1,33 @@
+// `none`: the optimizer's lr throughout (after the optional warmup).
+
+#include "schedulers/warmup.hpp"
+
+namespace runner::schedulers {
+
+namespace {
+
+class ConstantScheduler final : public WarmupScheduler {
+ public:
+  ConstantScheduler(const nlohmann::json& params, double base_lr)
+      : WarmupScheduler(params), base_lr_(base_lr) {}
+
+ protected:
+  double lr_after(int64_t) const override { return base_lr_; }
+
+ private:
+  double base_lr_;
+};
+
+}  // namespace
+
+void add_none_scheduler(Registry<SchedulerFactory>& registry) {
+  registry.add(
+      "none",
+      [](const nlohmann::json& params, const optim::ScheduleContext& context) {
+        return std::make_unique<ConstantScheduler>(params, context.base_lr);
+      },
+      scheduler_schema(nlohmann::json::object()),
+      "constant lr (optimizer.lr), after an optional linear warmup");
+}
+
+}  // namespace runner::schedulers

@@ -1,0 +1,76 @@
+#pragma once
+// Dynamic loss scaling for fp16 training with torch.cuda.amp.GradScaler's semantics: scale the
+// loss, unscale the gradients before clipping, skip the optimizer step when a gradient is
+// inf/NaN, back the scale off on such a step and grow it after a run of good steps.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+
+#include <torch/torch.h>
+
+namespace runner::engine {
+
+/// GradScaler's constructor arguments, with torch's defaults.
+struct GradScalerOptions {
+  double init_scale = 65536.0;     ///< first scale (2^16)
+  double growth_factor = 2.0;      ///< scale *= this after `growth_interval` good steps in a row
+  double backoff_factor = 0.5;     ///< scale *= this on a step with inf/NaN gradients
+  int64_t growth_interval = 2000;  ///< good steps in a row before growing
+  bool enabled = true;             ///< false: every call is a pass-through (fp32, bf16)
+};
+
+/// What a checkpoint keeps of a scaler: plain numbers.
+struct GradScalerState {
+  double scale = 65536.0;
+  int64_t growth_tracker = 0;  ///< good steps in a row since the last growth or backoff
+};
+
+class GradScaler {
+ public:
+  /// Makes every rank agree on the found-inf flag: all-reduces a 1-element float32 tensor (on
+  /// the gradients' device) in place with MAX. Called once per step inside unscale_().
+  using AllReduceMax = std::function<void(torch::Tensor&)>;
+
+  explicit GradScaler(GradScalerOptions options = {}, AllReduceMax all_reduce_max = nullptr);
+
+  bool enabled() const { return options_.enabled; }
+  /// The current scale (1 when disabled).
+  double scale() const { return options_.enabled ? scale_ : 1.0; }
+
+  /// `loss * scale()`; `loss` itself when disabled.
+  torch::Tensor scale(const torch::Tensor& loss) const;
+
+  /// Divides `optimizer`'s gradients by the scale in place and records whether any is inf/NaN
+  /// (agreed over ranks). A second call before update() does nothing. Call it before gradient
+  /// clipping so the clip sees the true gradients.
+  void unscale_(torch::optim::Optimizer& optimizer);
+
+  /// Unscales if not done yet, then runs `optimizer.step()` unless a gradient was inf/NaN.
+  /// Returns whether the step ran; a skipped step must not count as an optimizer step (the
+  /// scheduler does not advance). Disabled: always steps and returns true.
+  bool step(torch::optim::Optimizer& optimizer);
+
+  /// Ends the step: backs off on inf/NaN, else counts a good step and grows the scale after
+  /// `growth_interval` of them (only to a finite value). Requires step() or unscale_() first.
+  void update();
+
+  GradScalerState state() const { return {scale_, growth_tracker_}; }
+  /// Restores a state() (from a checkpoint); throws runner::DataError on a non-positive scale.
+  void load_state(const GradScalerState& state);
+
+ private:
+  struct PerOptimizer {
+    bool unscaled = false;
+    bool found_inf = false;
+  };
+
+  GradScalerOptions options_;
+  AllReduceMax all_reduce_max_;
+  double scale_;
+  int64_t growth_tracker_ = 0;
+  bool last_grads_on_cuda_ = false;
+  std::map<const torch::optim::Optimizer*, PerOptimizer> per_optimizer_;  // reset by update()
+};
+
+}  // namespace runner::engine
