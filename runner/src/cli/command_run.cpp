@@ -107,9 +107,4 @@ int command_sweep(const Args& args) {
   throw Error("runner sweep: not built yet (it arrives with the sweeps work)");
 }
 
-int command_export(const Args& args) {
-  (void)args;
-  throw Error("runner export: not built yet (it arrives with the backbones work)");
-}
-
 }  // namespace runner::cli

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "runner/error.hpp"
+#include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
 
 namespace runner::engine {

@@ -221,6 +221,8 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
     summary["best_metrics"] = best;
     summary["train_images_per_s"] = trainer.train_images_per_s();
     summary["optimizer_steps"] = trainer.optimizer_steps();
+    summary["first_step_unix_time"] = trainer.first_step_unix_time();
+    summary["mean_epoch_seconds"] = trainer.mean_epoch_seconds();
     summary["seconds"] = seconds;
     summary["peak_rss_mib_all_ranks"] = rss_total;
     write_text(fs::path(run_dir) / "summary.json", summary.dump(2) + "\n");

@@ -267,6 +267,10 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         ++optimizer_steps_;
         set_learning_rate();
       }
+      if (first_step_unix_time_ == 0) {
+        first_step_unix_time_ =
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      }
       // One small collective per step: the mean loss over ranks and whether any rank diverged,
       // so that every rank stops together.
       auto stats = torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0, static_cast<double>(window_count)},
@@ -397,6 +401,10 @@ MetricValues Trainer::fit() {
       batches_done_ = 0;
     }
     const double train_seconds = seconds_since(epoch_start);
+    if (epoch_complete) {
+      epoch_seconds_sum_ += train_seconds;
+      ++epochs_timed_;
+    }
     last = evaluate();
     json record = {{"epoch", epoch + 1}, {"loss", r.loss}, {"images_per_s", images_per_s_},
                    {"epoch_seconds", train_seconds}, {"peak_rss_mib", peak_rss_mib()}};

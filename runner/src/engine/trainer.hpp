@@ -65,6 +65,10 @@ class Trainer {
   /// Steady-state training throughput of the last epoch, images/s over all ranks.
   double train_images_per_s() const { return images_per_s_; }
   int64_t optimizer_steps() const { return optimizer_steps_; }
+  /// Wall-clock time (seconds since the Unix epoch) when this run's first optimizer step ended.
+  double first_step_unix_time() const { return first_step_unix_time_; }
+  /// Mean training time per completed epoch in this run (seconds; validation excluded).
+  double mean_epoch_seconds() const { return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0; }
   torch::nn::Module& model() { return *parts_.model; }
 
  private:
@@ -103,6 +107,8 @@ class Trainer {
   int64_t best_epoch_ = -1, epochs_without_improvement_ = 0;
   nlohmann::json history_ = nlohmann::json::object();
   double images_per_s_ = 0;
+  double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0;
+  int64_t epochs_timed_ = 0;
   bool finished_ = false;
 };
 
