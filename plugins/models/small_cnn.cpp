@@ -27,13 +27,14 @@ class ConvBnActImpl : public nn::Module {
 };
 TORCH_MODULE(ConvBnAct);
 
-// 32 ch at full resolution, 64 at 1/2 (two layers), 128 at 1/4, global average pool, fc.
+// 32 ch at full resolution, 64 at 1/2 and 128 at 1/4 (two layers each), global average pool, fc.
 class SmallCnn : public Model {
  public:
   explicit SmallCnn(const ModelOptions& o) : drop_rate_(o.drop_path_rate) {
-    features_ = register_module("features",
-                                nn::Sequential(ConvBnAct(o.in_chans, 32, 1), ConvBnAct(32, 64, 2),
-                                               ConvBnAct(64, 64, 1), ConvBnAct(64, 128, 2)));
+    features_ =
+        register_module("features", nn::Sequential(ConvBnAct(o.in_chans, 32, 1),
+                                                   ConvBnAct(32, 64, 2), ConvBnAct(64, 64, 1),
+                                                   ConvBnAct(64, 128, 2), ConvBnAct(128, 128, 1)));
     fc_ = register_module("fc", nn::Linear(128, o.num_classes));
   }
 
@@ -71,7 +72,7 @@ void register_small_cnn(Registry<ModelFactory>& registry) {
                              {"description",
                               "small_cnn has no residual blocks: this is the dropout rate before "
                               "the classifier."}}}}),
-      "4 conv-BN-ReLU layers (32-64-64-128 ch, two stride-2) + avg pool + fc: quick CPU runs");
+      "5 conv-BN-ReLU layers (32-64-64-128-128 ch, two stride-2) + avg pool + fc: quick CPU runs");
 }
 
 }  // namespace runner::models
