@@ -153,7 +153,7 @@ TEST(Transforms, RandomRotate90TurnsCounterClockwise) {
 }
 
 TEST(Transforms, ShiftScaleRotateWithZeroLimitsIsIdentity) {
-  cv::Mat in = u8(5, 5, {});
+  cv::Mat in(5, 5, CV_8UC1);
   for (int i = 0; i < 25; ++i) in.at<uint8_t>(i / 5, i % 5) = static_cast<uint8_t>(i * 10);
   const nlohmann::json zero = {
       {"p", 1.0}, {"shift_limit", 0}, {"scale_limit", 0}, {"rotate_limit", 0}};
