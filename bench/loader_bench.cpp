@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   const size_t images = argc > 1 ? std::stoul(argv[1]) : 30000;
   const size_t batch = argc > 2 ? std::stoul(argv[2]) : 64;
   runner::register_builtin_plugins(runner::registries());
+  const long rss_start = peak_rss_kb();
   at::set_num_threads(1);
   cv::setNumThreads(0);  // OpenCV's own pool would compete with the loader's threads
   const auto& entry = runner::registries().datasets.at("mnist");
@@ -121,7 +122,8 @@ int main(int argc, char** argv) {
   const long rss_dataset = peak_rss_kb();
   std::printf("Fashion-MNIST train: %zu images; timing %zu images, batch %zu\n", train->size(),
               images, batch);
-  std::printf("peak RSS after loading the dataset: %.1f MiB\n", rss_dataset / 1024.0);
+  std::printf("peak RSS at start: %.1f MiB; after loading the dataset: %.1f MiB\n",
+              rss_start / 1024.0, rss_dataset / 1024.0);
   const double floor = floor_images_per_s(*train, images, batch);
   std::printf("floor (hand-written loop, 1 thread): %.0f images/s\n", floor);
   for (size_t workers : {0, 1, 2}) {

@@ -98,12 +98,14 @@ std::string hex(uint32_t v) {
 
 }  // namespace
 
-IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& name) {
+namespace {
+
+/// Checks the header and the size against it; fills type and dims, returns the header size.
+size_t parse_header(const uint8_t* bytes, size_t size, const std::string& name, IdxArray& out) {
   if (size < 4)
     throw DataError(name + ": truncated IDX file (" + std::to_string(size) +
                     " bytes, the header needs at least 4)");
   const uint32_t magic = read_be32(bytes);
-  IdxArray out;
   out.type = bytes[2];
   const size_t ndims = bytes[3];
   const size_t elem = idx_element_size(out.type);
@@ -131,11 +133,34 @@ IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& name) {
                     " IDX file: the header says " + shape + " elements of " + std::to_string(elem) +
                     " bytes, the file holds " + std::to_string(payload) + " data bytes");
   }
+  return header;
+}
+
+/// Big-endian on disk -> native (little-endian) order.
+void swap_bytes(IdxArray& a) {
+  const size_t elem = a.element_size();
+  if (elem == 1) return;
+  for (size_t i = 0; i < a.data.size(); i += elem)
+    for (size_t lo = 0, hi = elem - 1; lo < hi; ++lo, --hi)
+      std::swap(a.data[i + lo], a.data[i + hi]);
+}
+
+}  // namespace
+
+IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& name) {
+  IdxArray out;
+  const size_t header = parse_header(bytes, size, name, out);
   out.data.assign(bytes + header, bytes + size);
-  if (elem > 1) {  // big-endian on disk -> native (little-endian) order
-    for (size_t i = 0; i < out.data.size(); i += elem)
-      for (size_t a = 0, b = elem - 1; a < b; ++a, --b) std::swap(out.data[i + a], out.data[i + b]);
-  }
+  swap_bytes(out);
+  return out;
+}
+
+IdxArray parse_idx(std::vector<uint8_t>&& bytes, const std::string& name) {
+  IdxArray out;
+  const size_t header = parse_header(bytes.data(), bytes.size(), name, out);
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header));
+  out.data = std::move(bytes);
+  swap_bytes(out);
   return out;
 }
 
@@ -148,6 +173,11 @@ std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string
   z_stream zs{};
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) throw DataError(name + ": zlib init failed");
   std::vector<uint8_t> out;
+  if (size >= 18) {  // ISIZE, the trailer's size mod 2^32: a hint that avoids regrowing
+    const size_t hint = bytes[size - 4] | (size_t{bytes[size - 3]} << 8) |
+                        (size_t{bytes[size - 2]} << 16) | (size_t{bytes[size - 1]} << 24);
+    out.reserve(std::min(hint, std::min(max_output, size * 1032)));
+  }
   std::vector<uint8_t> chunk(1 << 16);
   size_t consumed = 0;
   std::string error;
@@ -187,12 +217,17 @@ std::vector<uint8_t> gunzip(const uint8_t* bytes, size_t size, const std::string
 IdxArray read_idx_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path + ": cannot open the file (" + std::strerror(errno) + ")");
-  std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.seekg(0, std::ios::end);
+  std::vector<uint8_t> raw(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  if (!in) throw DataError(path + ": read error");
   if (is_gzip(raw.data(), raw.size())) {
-    const std::vector<uint8_t> inflated = gunzip(raw.data(), raw.size(), path);
-    return parse_idx(inflated.data(), inflated.size(), path);
+    std::vector<uint8_t> inflated = gunzip(raw.data(), raw.size(), path);
+    raw = std::vector<uint8_t>();  // free the compressed bytes before decoding
+    return parse_idx(std::move(inflated), path);
   }
-  return parse_idx(raw.data(), raw.size(), path);
+  return parse_idx(std::move(raw), path);
 }
 
 }  // namespace runner::data

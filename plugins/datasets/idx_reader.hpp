@@ -30,6 +30,9 @@ size_t idx_element_size(uint8_t type);
 /// unknown type, or a size that does not match the header (truncated or trailing bytes).
 IdxArray parse_idx(const uint8_t* bytes, size_t size, const std::string& name);
 
+/// The same, taking ownership of `bytes` (no copy of the payload).
+IdxArray parse_idx(std::vector<uint8_t>&& bytes, const std::string& name);
+
 /// Whether `bytes` start with the gzip magic (1f 8b).
 bool is_gzip(const uint8_t* bytes, size_t size);
 

@@ -70,9 +70,12 @@ std::shared_ptr<Dataset> load_split(const std::string& root, const std::string& 
 
 DatasetSplits make_mnist(const nlohmann::json& params, const DatasetContext& context) {
   std::string root;
+  DatasetSplits splits;
   if (params.at("root").is_null()) {
     root = kDefaultRoot;
     spdlog::info("dataset mnist: no root given, using Fashion-MNIST at {}", root);
+    splits.class_names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                          "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
   } else {
     root = resolve_path(params.at("root").get<std::string>(), context.config_dir);
   }
@@ -83,7 +86,6 @@ DatasetSplits make_mnist(const nlohmann::json& params, const DatasetContext& con
         "dataset mnist: no train-images-idx3-ubyte[.gz] and train-labels-idx1-ubyte[.gz] "
         "in '" +
         root + "'; set data.dataset.root to an MNIST-style folder");
-  DatasetSplits splits;
   std::tie(splits.train, splits.val) = split_train_val(train, params, context.seed);
   if (params.at("test").get<bool>()) splits.test = load_split(root, "t10k", num_classes);
   splits.num_classes = num_classes;

@@ -36,7 +36,11 @@ class NormalizeTransform : public Transform {
           const uint8_t* src = image.ptr<uint8_t>(y);
           float* dst = out.ptr<float>(y);
           const int n = image.cols * channels;
-          for (int x = 0; x < n; ++x) dst[x] = lut[x % channels][src[x]];
+          if (channels == 1) {
+            for (int x = 0; x < n; ++x) dst[x] = lut[0][src[x]];
+          } else {
+            for (int x = 0; x < n; ++x) dst[x] = lut[x % channels][src[x]];
+          }
         }
         image = out;
         return;

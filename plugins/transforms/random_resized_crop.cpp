@@ -33,9 +33,11 @@ class RandomResizedCropTransform : public Transform {
   }
 
  private:
-  /// torchvision's get_params: 10 tries of (area, log-uniform ratio), then a centre crop.
+  /// torchvision's get_params: the first of 10 (area, log-uniform ratio) tries that fits, else
+  /// a centre crop. All 10 tries are always drawn, so the stream advances by a fixed count.
   cv::Rect choose_box(int rows, int cols, Rng& rng) const {
     const double area = static_cast<double>(rows) * cols;
+    cv::Rect chosen;
     for (int attempt = 0; attempt < 10; ++attempt) {
       const double target = area * rng.uniform(s_lo_, s_hi_);
       const double ratio = std::exp(rng.uniform(std::log(r_lo_), std::log(r_hi_)));
@@ -43,8 +45,9 @@ class RandomResizedCropTransform : public Transform {
       const int h = static_cast<int>(std::lround(std::sqrt(target / ratio)));
       const int y = static_cast<int>(rng.uniform_int(0, std::max(rows - h, 0)));
       const int x = static_cast<int>(rng.uniform_int(0, std::max(cols - w, 0)));
-      if (w > 0 && h > 0 && w <= cols && h <= rows) return {x, y, w, h};
+      if (chosen.area() == 0 && w > 0 && h > 0 && w <= cols && h <= rows) chosen = {x, y, w, h};
     }
+    if (chosen.area() > 0) return chosen;
     const double in_ratio = static_cast<double>(cols) / rows;
     int w = cols, h = rows;
     if (in_ratio < r_lo_)
@@ -84,9 +87,10 @@ void register_random_resized_crop(Registry<TransformFactory>& registry) {
        {"additionalProperties", false},
        {"required", {"height", "width"}},
        {"description",
-        "torchvision/albumentations RandomResizedCrop. Random draws: coin, then up to 10 tries "
+        "torchvision/albumentations RandomResizedCrop. Random draws: coin, then always 10 tries "
         "of (a = H*W*U(scale), r = exp(U(log ratio)), w = round(sqrt(a*r)), h = round(sqrt(a/r)), "
-        "y = int U[0, H-h], x = int U[0, W-w]) until the box fits; else the largest centre box "
+        "y = int U[0, H-h], x = int U[0, W-w]); the first box that fits wins; else the largest "
+        "centre box "
         "with a ratio inside `ratio`. The box is resized to height x width. When the coin "
         "fails the image is left unchanged, as in albumentations (keep p = 1 unless a later "
         "resize makes sizes equal)."},

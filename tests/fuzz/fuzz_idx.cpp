@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "datasets/idx_reader.hpp"
 #include "runner/error.hpp"
@@ -10,8 +11,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     if (runner::data::is_gzip(data, size)) {
-      const auto inflated = runner::data::gunzip(data, size, "fuzz.gz", size_t{1} << 24);
-      runner::data::parse_idx(inflated.data(), inflated.size(), "fuzz");
+      auto inflated = runner::data::gunzip(data, size, "fuzz.gz", size_t{1} << 24);
+      runner::data::parse_idx(std::move(inflated), "fuzz");
     } else {
       const auto array = runner::data::parse_idx(data, size, "fuzz");
       if (array.count() > 0) (void)array.value(array.count() - 1);

@@ -15,6 +15,11 @@ Pipeline build_pipeline(const nlohmann::json& entries, const Registry<TransformF
     const auto& plugin = registry.at(entry.at("name").get<std::string>());
     nlohmann::json params = entry;
     params.erase("name");
+    // Defaults again (idempotent after the core's validation) so direct callers get them too.
+    if (plugin.schema.contains("properties"))
+      for (const auto& [key, property] : plugin.schema.at("properties").items())
+        if (!params.contains(key) && property.contains("default"))
+          params[key] = property.at("default");
     pipeline.add(plugin.factory(params));
   }
   return pipeline;

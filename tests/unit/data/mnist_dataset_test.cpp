@@ -253,6 +253,8 @@ TEST(MnistDataset, DefaultsToFashionMnist) {
   EXPECT_EQ(first.image.cols, 28);
   EXPECT_EQ(first.image.type(), CV_8UC1);
   EXPECT_EQ(first.label, 9);  // the first training image of Fashion-MNIST is an ankle boot
+  ASSERT_EQ(s.class_names.size(), 10u);
+  EXPECT_EQ(s.class_names[9], "Ankle boot");
   double lo, hi;
   cv::minMaxLoc(first.image, &lo, &hi);
   EXPECT_EQ(lo, 0);

@@ -82,12 +82,14 @@ TEST(Transforms, BrightnessContrastOnFloatClipsToOneLikeTheOriginalsTrap) {
 
 TEST(Transforms, RandomTransformsDrawTheSameNumbersWhateverP) {
   for (const std::string name : {"horizontal_flip", "vertical_flip", "random_brightness_contrast",
-                                 "shift_scale_rotate", "random_rotate90"}) {
+                                 "shift_scale_rotate", "random_rotate90", "random_resized_crop"}) {
     uint64_t after[2];
     for (int k = 0; k < 2; ++k) {
       Rng rng(3, 1, 4);
       cv::Mat image = u8(4, 4, std::vector<int>(16, 9));
-      make_transform(name, {{"p", k == 0 ? 0.0 : 1.0}})->apply(image, rng);
+      nlohmann::json params = {{"p", k == 0 ? 0.0 : 1.0}};
+      if (name == "random_resized_crop") params.update({{"height", 2}, {"width", 2}});
+      make_transform(name, params)->apply(image, rng);
       after[k] = rng.next_u64();
     }
     EXPECT_EQ(after[0], after[1]) << name;
@@ -153,7 +155,7 @@ TEST(Transforms, RandomRotate90TurnsCounterClockwise) {
 }
 
 TEST(Transforms, ShiftScaleRotateWithZeroLimitsIsIdentity) {
-  cv::Mat in = u8(5, 5, {});
+  cv::Mat in(5, 5, CV_8UC1);
   for (int i = 0; i < 25; ++i) in.at<uint8_t>(i / 5, i % 5) = static_cast<uint8_t>(i * 10);
   const nlohmann::json zero = {
       {"p", 1.0}, {"shift_limit", 0}, {"scale_limit", 0}, {"rotate_limit", 0}};

@@ -33,7 +33,7 @@ struct LoaderOptions {
 };
 
 struct LoaderStats {
-  double wait_seconds = 0;  ///< time the consumer spent blocked in next()
+  double wait_seconds = 0;  ///< time spent in next() (0 workers: all the loading time)
   size_t batches = 0;       ///< batches delivered since construction
   size_t samples = 0;       ///< samples delivered (padding included)
 };

@@ -38,10 +38,10 @@ class Pipeline {
   std::vector<std::shared_ptr<const Transform>> transforms_;
 };
 
-/// Builds a pipeline from validated entries `[{name: ..., <params>}, ...]` (params already
-/// checked against each transform's schema with defaults filled in): looks `name` up in
-/// `registry` and passes the entry without `name` to its factory. Unknown names throw
-/// ConfigError with close matches.
+/// Builds a pipeline from entries `[{name: ..., <params>}, ...]` (params validated against
+/// each transform's schema by the caller): looks `name` up in `registry`, fills in missing
+/// schema defaults and passes the entry without `name` to its factory. Unknown names throw
+/// ConfigError with close matches; null or [] gives an empty pipeline.
 Pipeline build_pipeline(const nlohmann::json& entries, const Registry<TransformFactory>& registry);
 
 }  // namespace runner::data
