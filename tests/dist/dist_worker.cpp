@@ -3,7 +3,8 @@
 //
 //   dist_worker [launcher flags] spawn NPROC MODE ARGS...   own launcher around this program
 //   dist_worker join                      rendezvous + barrier, print JOINED
-//   dist_worker ddp STEPS BATCH ACCUM OPT N ranks x BATCH == 1 rank x N*BATCH (OPT: sgd|adam)
+//   dist_worker ddp STEPS BATCH ACCUM OPT [unused]  N ranks x BATCH == 1 rank x N*BATCH
+//                                         (OPT: sgd|adam; unused: a parameter without gradient)
 //   dist_worker gather N BATCH [nopad]    gather_for_metrics gives rows 0..N-1 exactly once
 //   dist_worker hold SECONDS              all_reduce in a loop (to be killed by a test)
 //   dist_worker crash RANK AFTER_S CODE   RANK exits with CODE after AFTER_S; others hold
@@ -44,10 +45,13 @@ std::shared_ptr<World> join_world() {
   return World::init(options);
 }
 
-torch::nn::Sequential make_model(int seed) {
+// With `spare`, a registered Linear that forward never calls: its parameters get no gradient.
+torch::nn::Sequential make_model(int seed, bool spare = false) {
   torch::manual_seed(seed);
-  return torch::nn::Sequential(torch::nn::Linear(8, 16), torch::nn::Tanh(),
-                               torch::nn::Linear(16, 4));
+  torch::nn::Sequential model(torch::nn::Linear(8, 16), torch::nn::Tanh(),
+                              torch::nn::Linear(16, 4));
+  if (spare) model->register_module("spare", torch::nn::Linear(4, 4));
+  return model;
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Sequential& model,
@@ -62,7 +66,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(torch::nn::Sequential& m
 
 torch::Tensor flat(const std::vector<torch::Tensor>& tensors, bool grads) {
   std::vector<torch::Tensor> parts;
-  for (const auto& t : tensors) parts.push_back((grads ? t.grad() : t).detach().flatten());
+  for (const auto& t : tensors) {
+    torch::Tensor value = grads ? t.grad() : t;
+    parts.push_back(value.defined() ? value.detach().flatten() : torch::zeros({t.numel()}));
+  }
   return torch::cat(parts);
 }
 
@@ -72,13 +79,16 @@ double spread_across_ranks(World& world, const torch::Tensor& local) {
   return (all - all[0]).abs().max().item<double>();
 }
 
-int run_ddp(int steps, int batch, int accum, const std::string& opt_name) {
+int run_ddp(int steps, int batch, int accum, const std::string& opt_name, bool unused) {
   auto world = join_world();
   const int w = world->world_size();
   const int r = world->rank();
   // Each rank starts from different weights: DataParallel must copy rank 0's.
-  auto model = make_model(1234 + r);
-  DataParallel dp(world, model.ptr());
+  auto model = make_model(1234 + r, unused);
+  runner::dist::DataParallelOptions dp_options;
+  dp_options.find_unused_parameters = unused;
+  dp_options.bucket_cap_mb = 0.0005;  // several buckets even for this small model
+  DataParallel dp(world, model.ptr(), dp_options);
   auto optimizer = make_optimizer(model, opt_name);
 
   torch::manual_seed(42);
@@ -115,7 +125,7 @@ int run_ddp(int steps, int batch, int accum, const std::string& opt_name) {
   double param_spread = spread_across_ranks(*world, flat(model->parameters(), false));
   double max_diff = 0;
   if (r == 0) {
-    auto reference = make_model(1234);
+    auto reference = make_model(1234, unused);
     auto ref_opt = make_optimizer(reference, opt_name);
     for (int s = 0; s < steps; ++s) {
       for (int m = 0; m < accum; ++m) {
@@ -260,7 +270,8 @@ int run(std::vector<std::string> args) {
     return 0;
   }
   if (mode == "ddp")
-    return run_ddp(std::stoi(arg(1)), std::stoi(arg(2)), std::stoi(arg(3)), arg(4));
+    return run_ddp(std::stoi(arg(1)), std::stoi(arg(2)), std::stoi(arg(3)), arg(4),
+                   args.size() > 5 && args[5] == "unused");
   if (mode == "gather") {
     return run_gather(std::stoi(arg(1)), std::stoi(arg(2)), args.size() < 4 || args[3] != "nopad");
   }

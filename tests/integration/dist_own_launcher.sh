@@ -10,6 +10,8 @@ export OMP_NUM_THREADS=1
 expect_count "DDP_OK" 2 "$TMP/ddp2.log"
 "$WORKER" spawn 2 ddp 3 4 3 sgd > "$TMP/acc.log" 2>&1 || { cat "$TMP/acc.log"; fail "ddp accumulation"; }
 expect_count "DDP_OK" 2 "$TMP/acc.log"
+"$WORKER" spawn 2 ddp 3 4 2 adam unused > "$TMP/unused.log" 2>&1 || { cat "$TMP/unused.log"; fail "ddp find_unused_parameters"; }
+expect_count "DDP_OK" 2 "$TMP/unused.log"
 "$WORKER" spawn 3 ddp 4 3 1 sgd > "$TMP/ddp3.log" 2>&1 || { cat "$TMP/ddp3.log"; fail "ddp 3 ranks"; }
 expect_count "DDP_OK" 3 "$TMP/ddp3.log"
 "$WORKER" spawn 2 bn 4 > "$TMP/bn.log" 2>&1 || { cat "$TMP/bn.log"; fail "batchnorm buffers"; }

@@ -8,7 +8,10 @@
 namespace runner::dist {
 
 struct DataParallel::State {
-  std::unique_ptr<c10d::Reducer> reducer;
+  // The reducer reports through its logger on some paths (find_unused_parameters) without
+  // checking it exists, as Python's DDP always sets one; the logger owns the reducer.
+  std::shared_ptr<c10d::Reducer> reducer;
+  std::shared_ptr<c10d::Logger> logger;
   std::vector<torch::Tensor> buffers;
 };
 
@@ -43,6 +46,8 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
     state_->reducer = compat::make_reducer(params, buckets, limits, world_->impl()->group, cap,
                                            options_.find_unused_parameters,
                                            /*gradient_as_bucket_view=*/false, first_cap);
+    state_->logger = std::make_shared<c10d::Logger>(state_->reducer);
+    state_->reducer->set_logger(state_->logger);
   });
 }
 

@@ -33,8 +33,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int g_signal_pipe[2] = {-1, -1};
+pid_t g_launcher_pid = 0;
 
 extern "C" void on_launcher_signal(int signo) {
+  // A child between fork and exec still runs this handler: it must not speak for the launcher.
+  if (::getpid() != g_launcher_pid) return;
   const int saved = errno;
   unsigned char byte = static_cast<unsigned char>(signo);
   if (g_signal_pipe[1] >= 0) (void)!::write(g_signal_pipe[1], &byte, 1);
@@ -110,6 +113,7 @@ class Supervisor {
     if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
       throw Error(std::string("launcher: cannot create a pipe: ") + std::strerror(errno));
     }
+    g_launcher_pid = ::getpid();
     struct sigaction action {};
     action.sa_handler = on_launcher_signal;
     sigemptyset(&action.sa_mask);
@@ -174,6 +178,8 @@ class Supervisor {
       }
       if (pid == 0) {
         // Ranks die with the launcher, even when it is SIGKILLed.
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != launcher) ::_exit(143);
         ::dup2(out_pipe[1], 1);
@@ -397,6 +403,14 @@ int spawn_ranks(const SpawnOptions& options) {
   int port = options.master_port == 0 ? pick_free_port() : options.master_port;
   Supervisor supervisor(options);
   return supervisor.run(port);
+}
+
+std::optional<int> spawn_if_needed(SpawnOptions layout, int argc, const char* const* argv) {
+  if (layout.nproc_per_node <= 1 && layout.nnodes <= 1) return std::nullopt;
+  if (launched_by_runner() || detect_world_env().has_value()) return std::nullopt;
+  layout.executable = self_executable();
+  layout.args.assign(argv + 1, argv + argc);
+  return spawn_ranks(layout);
 }
 
 void write_torchelastic_error(const std::string& message) {
