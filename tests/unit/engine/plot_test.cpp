@@ -27,8 +27,8 @@ int pixels_of_series(const cv::Mat& image, size_t index) {
   return count;
 }
 
-// Files stay in the test's working directory (the build tree) for a person to look at.
-const fs::path kOut = fs::current_path() / "plot_test_output";
+// Files stay in the temporary folder for a person to look at.
+const fs::path kOut = fs::temp_directory_path() / "runner_plot_test";
 
 TEST(Plot, TrainingCurvesHaveThreePanelsAndEverySeries) {
   PlotSeries train{"train loss", {}, {}}, val{"val loss", {}, {}}, acc{"val accuracy", {}, {}},

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
 
 #include "engine/plugin_params.hpp"
 #include "runner/losses/loss.hpp"
@@ -11,6 +15,17 @@
 #include "runner/registries.hpp"
 
 namespace {
+
+/// Whether `document` satisfies the draft-07 `schema` (valijson, as the core validates).
+bool satisfies(const nlohmann::json& schema, const nlohmann::json& document) {
+  valijson::Schema parsed;
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  valijson::adapters::NlohmannJsonAdapter schema_adapter(schema);
+  parser.populateSchema(schema_adapter, parsed);
+  valijson::Validator validator;
+  valijson::adapters::NlohmannJsonAdapter document_adapter(document);
+  return validator.validate(parsed, document_adapter, nullptr);
+}
 
 template <class Registry>
 void expect_documented_schemas(const Registry& registry) {
@@ -24,6 +39,8 @@ void expect_documented_schemas(const Registry& registry) {
       EXPECT_TRUE(property.contains("description")) << name << "." << key;
       EXPECT_TRUE(property.contains("default")) << name << "." << key;
     }
+    EXPECT_TRUE(satisfies(schema, runner::test::with_defaults(schema))) << name << " defaults";
+    EXPECT_FALSE(satisfies(schema, {{"no_such_key", 1}})) << name << " accepts unknown keys";
   }
 }
 
@@ -33,6 +50,16 @@ TEST(PluginSchemas, EveryEngineSidePluginIsDocumentedAndDefaulted) {
   expect_documented_schemas(r.schedulers);
   expect_documented_schemas(r.losses);
   expect_documented_schemas(r.metrics);
+}
+
+TEST(PluginSchemas, BadValuesAreRejectedBeforeAnyFactoryRuns) {
+  auto& r = runner::registries();
+  EXPECT_FALSE(satisfies(r.schedulers.at("step").schema, {{"unit", "epochs"}}));
+  EXPECT_FALSE(satisfies(r.optimizers.at("adam").schema, {{"betas", {0.9}}}));
+  EXPECT_FALSE(satisfies(r.optimizers.at("sgd").schema, {{"lr", 0}}));
+  EXPECT_FALSE(satisfies(r.losses.at("cross_entropy").schema, {{"label_smoothing", 1.5}}));
+  EXPECT_FALSE(satisfies(r.metrics.at("top_k").schema, {{"k", 0}}));
+  EXPECT_TRUE(satisfies(r.metrics.at("top_k").schema, {{"k", 3}}));
 }
 
 TEST(PluginSchemas, EveryFactoryWorksWithItsDefaults) {
