@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/environment_report.hpp"
+#include "engine/environment_report.hpp"
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
 #include "dist/world.hpp"
@@ -151,7 +151,7 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
     fs::create_directories(fs::path(run_dir) / "checkpoints");
     write_text(fs::path(run_dir) / "config.yaml", config::to_yaml(doc, config::experiment_key_order()));
     write_text(fs::path(run_dir) / "command.txt", options.command_line + "\n");
-    write_text(fs::path(run_dir) / "env.json", cli::environment_report().dump(2) + "\n");
+    write_text(fs::path(run_dir) / "env.json", environment_report().dump(2) + "\n");
   }
   world->barrier();
   log::set_log_file((fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
