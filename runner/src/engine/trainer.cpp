@@ -348,6 +348,9 @@ torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& data
   lo.pin_memory = parts_.device.is_cuda();
   data::DataLoader loader(dataset, parts_.eval_pipeline, lo);
   loader.start_epoch(0);
+  // Each rank's BatchNorm statistics moved in its last training forward; evaluate with rank 0's
+  // everywhere, as the checkpoint holds them.
+  if (world.distributed()) world.broadcast_module(*parts_.model);
   parts_.model->eval();
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
