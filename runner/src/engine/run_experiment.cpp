@@ -16,6 +16,7 @@
 #include "dist/world.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
+#include "engine/device_options.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/trainer.hpp"
 #include "log/logging.hpp"
@@ -134,6 +135,7 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   torch::set_num_threads(threads);
 
   const torch::Device device = choose_device(launch, *world);
+  apply_device_settings(doc, device);  // current CUDA device, cuDNN benchmark
   std::string precision = doc.at("precision").get<std::string>();
   if (device.is_cpu() && precision == "fp16") {
     if (world->is_main())
@@ -177,6 +179,7 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   parts.eval_pipeline = data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   parts.model = build_model(doc.at("model"), e.dir);
   parts.model->to(device);
+  apply_memory_format(doc, *parts.model);  // train.channels_last
   parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
   parts.loss = build_loss(doc.at("loss"));
   parts.metrics = build_metrics(doc.at("metrics"));
