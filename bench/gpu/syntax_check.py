@@ -69,7 +69,8 @@ def main():
         # A launcher (ccache via cmake -E env) precedes the compiler: keep from the compiler on.
         start = next(i for i, a in enumerate(out) if a.endswith(("c++", "g++", "clang++")))
         cmd = out[start:] + ["-fsyntax-only", "-DRUNNER_WITH_CUDA", "-DRUNNER_WITH_NCCL",
-                             "-isystem", cuda, "-I", os.path.join(root, "runner/src"), path]
+                             "-isystem", cuda, "-I", os.path.join(root, "runner/src"),
+                             "-idirafter", os.path.join(root, "bench/gpu/syntax_stubs"), path]
         result = subprocess.run(cmd, cwd=entry["directory"], capture_output=True, text=True)
         status = "ok" if result.returncode == 0 else "FAILED"
         print(f"{status:6} {os.path.relpath(path, root)}")
