@@ -228,6 +228,7 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
     summary["mean_epoch_seconds"] = trainer.mean_epoch_seconds();
     summary["seconds"] = seconds;
     summary["peak_rss_mib_all_ranks"] = rss_total;
+    summary["peak_gpu_mib"] = peak_gpu_mib(device);  // rank 0's GPU; 0 on CPU
     write_text(fs::path(run_dir) / "summary.json", summary.dump(2) + "\n");
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
