@@ -16,7 +16,7 @@ mkdir -p "$dest/debs" "$dest/stubs" "$dest/fashion-mnist"
 # runtime closure of the shared libraries, found with readelf (GDAL/GDCM/OpenEXR stubbed below).
 dev=(libyaml-cpp-dev libspdlog-dev libfmt-dev libboost1.74-dev libboost-program-options1.74-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev nlohmann-json3-dev
-  libvalijson-dev libgloo-dev zlib1g-dev)
+  libvalijson-dev libgloo-dev zlib1g-dev libgtest-dev)
 runtime=(libyaml-cpp0.7 libspdlog1.10 libfmt9 libboost-program-options1.74.0 libopencv-core406
   libopencv-imgproc406 libopencv-imgcodecs406 libtbb12 libblas3 liblapack3 libgfortran5
   libquadmath0 libglx0 libglvnd0 libx11-6 libxcb1 libxau6 libxdmcp6 libbsd0 libmd0 libjpeg62-turbo
