@@ -9,6 +9,7 @@
 #      Python (torch + timm + accelerate): fp16 and fp32, synthetic and Fashion-MNIST (IDX)
 #   6. one table: images/s, peak GPU MiB, runner/Python ratio
 # Budget: under 8 minutes on one H200 with 16 cores. Usage: bench/gpu_check.sh [steps=60]
+# GPU_CHECK_UNTIL=configure stops after configuring (a dry run of steps 1-2 on the CPU machine).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -78,7 +79,9 @@ cmake -S . -B "$BUILD" "${GEN[@]}" "${CUDA_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release 
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LINK_PATHS" \
   -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$LINK_PATHS" >"$BUILD.configure.log" 2>&1 ||
   { tail -40 "$BUILD.configure.log"; die "configure failed (log: $BUILD.configure.log)"; }
-grep -E "RUNNER_WITH|TORCH_CUDA" "$BUILD/CMakeCache.txt" | head -3
+grep -E "^(Torch_DIR|OpenCV_DIR|yaml-cpp_DIR|spdlog_DIR|Boost_DIR|GTest_DIR|VALIJSON_INCLUDE_DIR|GLOO_INCLUDE_DIR)" \
+  "$BUILD/CMakeCache.txt"
+[ "${GPU_CHECK_UNTIL:-}" = configure ] && exit 0
 
 say "building runner and unit_engine"
 cmake --build "$BUILD" --target runner unit_engine -j "$(nproc)" >"$BUILD.build.log" 2>&1 ||
