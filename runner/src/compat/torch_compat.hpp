@@ -200,6 +200,15 @@ std::unique_ptr<R> make_reducer(std::vector<at::Tensor> params,
                                std::move(sparse), bucket_bytes_cap, find_unused_parameters,
                                gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
                                false, false, std::vector<int64_t>{});
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
+                                               bool, bool, Names, int64_t, bool, bool,
+                                               std::vector<int64_t>, bool>) {
+    // Newest spelling (bucket_bytes_cap_list, batched_grad_copy); empty list: use bucket_bytes_cap.
+    (void)per_bucket_size_limits;
+    return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),
+                               std::move(sparse), bucket_bytes_cap, find_unused_parameters,
+                               gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
+                               false, false, std::vector<int64_t>{}, /*batched_grad_copy=*/false);
   } else {
     static_assert(sizeof(R) == 0, "runner: unknown c10d::Reducer constructor; extend compat");
     return nullptr;
