@@ -29,8 +29,8 @@ command -v cmake >/dev/null || die "no cmake on PATH (pip's cmake package provid
 command -v c++ >/dev/null || command -v g++ >/dev/null || die "no C++ compiler on PATH"
 [ -d "$DEPS/debs" ] || die "$DEPS/debs missing: run bench/gpu/prepare_deps.sh on the CPU machine first"
 
-say "unpacking the dependencies into $DEPS/root"
-PREFIX=$DEPS/root
+say "unpacking the dependencies"
+PREFIX=$BUILD/deps-root  # outside .gpu-deps, so what travels stays small
 LIB=$PREFIX/usr/lib/x86_64-linux-gnu
 if [ ! -f "$PREFIX/.done" ]; then
   mkdir -p "$PREFIX/stubs"
