@@ -27,6 +27,8 @@ void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model) {
     if (b.dim() == 4) b.set_data(b.data().contiguous(torch::MemoryFormat::ChannelsLast));
 }
 
+bool built_with_cuda() { return compat::kHasCuda; }
+
 double peak_gpu_mib(const torch::Device& device) {
   return static_cast<double>(compat::cuda_peak_allocated_bytes(device)) / (1024.0 * 1024.0);
 }

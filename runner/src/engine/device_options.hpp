@@ -15,6 +15,9 @@ void apply_device_settings(const nlohmann::json& doc, const torch::Device& devic
 /// order (convolutions then run NHWC; inputs need no change). Call after model->to(device).
 void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model);
 
+/// True when this build has its CUDA code compiled in (CUDA libtorch, CUDA headers found).
+bool built_with_cuda();
+
 /// Peak GPU memory the caching allocator handed out on `device` so far, in MiB; 0 on CPU or in
 /// a build without CUDA.
 double peak_gpu_mib(const torch::Device& device);
