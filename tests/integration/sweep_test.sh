@@ -101,11 +101,11 @@ run_auto() {
   expect_output "auto batch size:"
   grep -E "^  batch_size: [0-9]+" "$WORK/auto_$1/config.yaml" | awk '{print $2}'
 }
-small=$(run_auto 8)
+small=$(run_auto 64)
 large=$(run_auto 4000)
 [ -n "$small" ] && [ -n "$large" ] || { echo "FAIL: config.yaml lacks the chosen batch_size"; failures=$((failures + 1)); }
 [ "${large:-0}" = 128 ] || { echo "FAIL: a 4000 MiB budget should fit the cap 128, chose ${large:-none}"; failures=$((failures + 1)); }
 [ "${small:-0}" -ge 1 ] && [ "${small:-0}" -le "${large:-0}" ] ||
-  { echo "FAIL: budget 8 MiB chose ${small:-none}, 4000 MiB chose ${large:-none}"; failures=$((failures + 1)); }
+  { echo "FAIL: budget 64 MiB chose ${small:-none}, 4000 MiB chose ${large:-none}"; failures=$((failures + 1)); }
 
 finish

@@ -1,6 +1,7 @@
 #include "sweep/child_process.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>

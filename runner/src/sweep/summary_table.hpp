@@ -3,6 +3,7 @@
 // Torch-free.
 
 #include <filesystem>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
