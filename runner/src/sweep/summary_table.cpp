@@ -168,7 +168,7 @@ void write_summary(const std::filesystem::path& dir, const std::string& title,
         has ? r.val_metrics.at(metric).get<double>() : std::numeric_limits<double>::quiet_NaN();
     points.push_back(p);
   }
-  if (!points.empty()) log::save_sweep_summary(dir / "summary.png", points, "val " + metric, title);
+  if (!points.empty()) log::save_sweep_summary(dir / "summary.png", points, metric, title);
 }
 
 }  // namespace runner::sweep

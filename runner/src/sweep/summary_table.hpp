@@ -2,8 +2,8 @@
 // A sweep's results, one row per point, as a console table, CSV, Markdown and a figure.
 // Torch-free.
 
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
