@@ -14,9 +14,10 @@ namespace runner::sweep {
 
 /// One point of a sweep: what it asked for and, once run, what it measured.
 struct PointRow {
-  std::string id;                  ///< the point's id (its overrides in short)
-  std::string status = "pending";  ///< pending, running, done, skipped (done earlier), failed
-  std::string reason;              ///< why it failed: exit code and last error line
+  std::string id;  ///< the point's id (its overrides in short)
+  std::string status =
+      "pending";       ///< pending, running, done, "done (earlier run)" (resumed), failed
+  std::string reason;  ///< why it failed: exit code and last error line
   int processes = 1;
   std::string batch_size;    ///< per process ("auto" until the run resolves it)
   int64_t global_batch = 0;  ///< processes x batch x accumulation; 0: unknown
@@ -24,7 +25,7 @@ struct PointRow {
   std::optional<double> images_per_s, epoch_seconds, peak_host_mib, peak_gpu_mib;
   nlohmann::json val_metrics = nlohmann::json::object();  ///< final validation metrics
 
-  bool finished() const { return status == "done" || status == "skipped"; }
+  bool finished() const { return status == "done" || status == "done (earlier run)"; }
 };
 
 /// Fills the measured fields of `row` from a run's summary.json (as run_experiment writes it).

@@ -66,7 +66,7 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
     const json s = read_json(summary);
     if (s.is_discarded()) continue;
     fill_from_summary(rows[i], s);
-    rows[i].status = "skipped";
+    rows[i].status = "done (earlier run)";
   }
   const auto report = [&] {
     write_summary(dir, title, rows, metric);
@@ -77,7 +77,7 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& point = sweep.points[i];
     PointRow& row = rows[i];
-    if (row.status == "skipped") {
+    if (row.status == "done (earlier run)") {
       std::cout << fmt::format("sweep {}: point {}/{} {} finished earlier: skipped\n", sweep.name,
                                i + 1, rows.size(), point.id);
       continue;
@@ -127,8 +127,9 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
     }
     report();
   }
-  if (rows.empty() || std::all_of(rows.begin(), rows.end(),
-                                  [](const PointRow& r) { return r.status == "skipped"; }))
+  if (rows.empty() || std::all_of(rows.begin(), rows.end(), [](const PointRow& r) {
+        return r.status == "done (earlier run)";
+      }))
     report();
   size_t failed = 0;
   for (const auto& r : rows) failed += r.status == "failed";
