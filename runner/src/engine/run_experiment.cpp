@@ -10,13 +10,16 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/environment_report.hpp"
+#include <opencv2/core/utility.hpp>
+
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
 #include "dist/world.hpp"
+#include "engine/auto_batch.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
 #include "engine/device_options.hpp"
+#include "engine/environment_report.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/trainer.hpp"
 #include "log/logging.hpp"
@@ -35,8 +38,10 @@ std::string broadcast_string(dist::World& world, const std::string& text) {
   constexpr int64_t kMax = 4096;
   auto buffer = torch::zeros({kMax}, torch::kInt32);
   if (world.is_main()) {
-    if (static_cast<int64_t>(text.size()) >= kMax) throw Error("run directory path too long: " + text);
-    for (size_t i = 0; i < text.size(); ++i) buffer[i] = static_cast<int>(static_cast<unsigned char>(text[i]));
+    if (static_cast<int64_t>(text.size()) >= kMax)
+      throw Error("run directory path too long: " + text);
+    for (size_t i = 0; i < text.size(); ++i)
+      buffer[i] = static_cast<int>(static_cast<unsigned char>(text[i]));
   }
   std::vector<torch::Tensor> tensors = {buffer.to(world.device())};
   world.broadcast_(tensors, 0);
@@ -69,8 +74,9 @@ std::string newest_run(const std::string& root, const std::string& name) {
       if (fs::exists(entry.path() / "checkpoints" / "last.pt") && entry.path().string() > best)
         best = entry.path().string();
   if (best.empty())
-    throw ConfigError("--resume: no run of '" + name + "' with checkpoints/last.pt under " + dir.string() +
-                      "; give the run directory: --resume runs/" + name + "/<timestamp>");
+    throw ConfigError("--resume: no run of '" + name + "' with checkpoints/last.pt under " +
+                      dir.string() + "; give the run directory: --resume runs/" + name +
+                      "/<timestamp>");
   return best;
 }
 
@@ -88,7 +94,8 @@ std::string choose_run_dir(const json& doc, const RunOptions& options) {
   if (!output.at("run_dir").is_null()) return output.at("run_dir").get<std::string>();
   fs::path dir = fs::path(output.at("root").get<std::string>()) / name / timestamp();
   for (int n = 1; fs::exists(dir); ++n)
-    dir = fs::path(output.at("root").get<std::string>()) / name / (timestamp() + "-" + std::to_string(n));
+    dir = fs::path(output.at("root").get<std::string>()) / name /
+          (timestamp() + "-" + std::to_string(n));
   return dir.string();
 }
 
@@ -97,7 +104,8 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
   const bool cuda = torch::cuda::is_available();
   if (wanted == "cuda" && !cuda) {
     throw ConfigError("launch.device is cuda but no CUDA device is available (this libtorch: " +
-                      std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
+                      std::string(TORCH_VERSION) +
+                      "); run on CPU with --cpu or --set launch.device=cpu");
   }
   if (wanted == "cpu" || !cuda) return torch::kCPU;
   const auto& ids = launch.at("gpu_ids");
@@ -109,8 +117,9 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
     index = ids[world.local_rank()].get<int>();
   }
   if (index >= static_cast<int>(torch::cuda::device_count()))
-    throw ConfigError("local rank " + std::to_string(world.local_rank()) + " needs cuda:" + std::to_string(index) +
-                      " but only " + std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
+    throw ConfigError("local rank " + std::to_string(world.local_rank()) +
+                      " needs cuda:" + std::to_string(index) + " but only " +
+                      std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
@@ -119,31 +128,41 @@ void write_text(const fs::path& path, const std::string& text) { std::ofstream(p
 }  // namespace
 
 int run_experiment(const config::Experiment& e, const RunOptions& options) {
-  const json& doc = e.doc;
+  json resolved = e.doc;  // e.doc with train.batch_size: auto resolved
+  const json& doc = resolved;
   const json& launch = doc.at("launch");
   dist::WorldOptions wo;
   wo.backend = launch.at("backend").get<std::string>();
   wo.timeout_s = launch.at("timeout_s").get<double>();
   if (launch.at("device").get<std::string>() == "cpu" && wo.backend == "auto") wo.backend = "gloo";
   auto world = dist::World::init(wo);
-  log::init_logging({world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
+  log::init_logging(
+      {world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
 
   // Threads: cores shared by the local ranks unless the config says otherwise.
   int threads = launch.at("threads_per_process").get<int>();
   if (threads <= 0)
-    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, world->local_world_size()));
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                              std::max(1, world->local_world_size()));
   torch::set_num_threads(threads);
+  // The loader's worker threads are the data parallelism; OpenCV's own pool would oversubscribe.
+  cv::setNumThreads(0);
 
   const torch::Device device = choose_device(launch, *world);
   apply_device_settings(doc, device);  // current CUDA device, cuDNN benchmark
   std::string precision = doc.at("precision").get<std::string>();
   if (device.is_cpu() && precision == "fp16") {
     if (world->is_main())
-      spdlog::warn("precision fp16 needs CUDA (CPU fp16 kernels are missing): running in fp32 on CPU");
+      spdlog::warn(
+          "precision fp16 needs CUDA (CPU fp16 kernels are missing): running in fp32 on CPU");
     precision = "fp32";
   } else if (device.is_cpu() && precision == "bf16" && world->is_main()) {
     spdlog::warn("precision bf16 on CPU: autocast works but is much slower than fp32 on most CPUs");
   }
+
+  // train.batch_size: auto -> the largest size every rank fits; the saved config.yaml keeps it.
+  if (doc.at("train").at("batch_size") == "auto")
+    resolved["train"]["batch_size"] = find_auto_batch_size(e, *world, device, precision);
 
   // The run directory: chosen by the main process, known to all.
   std::string run_dir = world->is_main() ? choose_run_dir(doc, options) : "";
@@ -151,20 +170,25 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     fs::create_directories(fs::path(run_dir) / "logs");
     fs::create_directories(fs::path(run_dir) / "checkpoints");
-    write_text(fs::path(run_dir) / "config.yaml", config::to_yaml(doc, config::experiment_key_order()));
+    write_text(fs::path(run_dir) / "config.yaml",
+               config::to_yaml(doc, config::experiment_key_order()));
     write_text(fs::path(run_dir) / "command.txt", options.command_line + "\n");
     write_text(fs::path(run_dir) / "env.json", environment_report().dump(2) + "\n");
   }
   world->barrier();
-  log::set_log_file((fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+  log::set_log_file(
+      (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
 
   const auto& train = doc.at("train");
-  const int64_t batch = train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
+  const int64_t batch =
+      train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
   const int64_t accum = train.at("grad_accum_steps").get<int64_t>();
   if (world->is_main()) {
-    spdlog::info("run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per process",
-                 run_dir, world->world_size(), world->env().source, device.str(), world->backend(), precision,
-                 threads);
+    spdlog::info(
+        "run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per "
+        "process",
+        run_dir, world->world_size(), world->env().source, device.str(), world->backend(),
+        precision, threads);
     spdlog::info("batch: {} per process x {} process(es) x {} accumulation = {} global", batch,
                  world->world_size(), accum, batch * world->world_size() * accum);
   }
@@ -175,8 +199,10 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   parts.device = device;
   parts.precision = precision;
   parts.splits = build_datasets(e);
-  parts.train_pipeline = data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
-  parts.eval_pipeline = data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  parts.train_pipeline =
+      data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+  parts.eval_pipeline =
+      data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   parts.model = build_model(doc.at("model"), e.dir);
   parts.model->to(device);
   apply_memory_format(doc, *parts.model);  // train.channels_last
@@ -186,8 +212,9 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     const auto [params, trainable] = count_parameters(*parts.model);
     auto size = [](const std::shared_ptr<data::Dataset>& d) { return d ? d->size() : size_t{0}; };
-    spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}", doc.at("model").at("backbone").get<std::string>(),
-                 params, size(parts.splits.train), size(parts.splits.val), size(parts.splits.test));
+    spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}",
+                 doc.at("model").at("backbone").get<std::string>(), params,
+                 size(parts.splits.train), size(parts.splits.val), size(parts.splits.test));
     if (!parts.splits.class_names.empty()) {
       std::ofstream classes(fs::path(run_dir) / "classes.txt");
       for (const auto& c : parts.splits.class_names) classes << c << "\n";
@@ -196,13 +223,21 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
 
   const auto started = std::chrono::steady_clock::now();
   Trainer trainer(std::move(parts), doc, run_dir);
-  json summary = {{"run_dir", run_dir}, {"world_size", world->world_size()}, {"precision", precision},
-                  {"batch_size", batch}, {"global_batch", batch * world->world_size() * accum}};
+  json summary = {{"run_dir", run_dir},
+                  {"world_size", world->world_size()},
+                  {"precision", precision},
+                  {"batch_size", batch},
+                  {"global_batch", batch * world->world_size() * accum}};
   if (options.predict_only) {
-    if (!options.checkpoint.empty()) load_checkpoint(options.checkpoint, trainer.model(), nullptr);
+    if (!options.checkpoint.empty()) {
+      load_checkpoint(options.checkpoint, trainer.model(), nullptr);
+    } else if (!doc.at("model").at("pretrained").is_string() && world->is_main()) {
+      spdlog::warn("predicting with freshly initialised weights: give --checkpoint or model.pretrained");
+    }
     const auto& predict = doc.at("predict");
     trainer.predict(predict.at("split").get<std::string>(),
-                    options.predict_output.empty() ? predict.at("output").get<std::string>() : options.predict_output,
+                    options.predict_output.empty() ? predict.at("output").get<std::string>()
+                                                   : options.predict_output,
                     predict.at("format").get<std::string>());
     world->barrier();
     return 0;
@@ -216,7 +251,8 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
     trainer.predict(predict.at("split").get<std::string>(), predict.at("output").get<std::string>(),
                     predict.at("format").get<std::string>());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // Peak memory of every rank, summed (the main process writes it).
   const double rss_total = world->all_reduce(peak_rss_mib(), dist::ReduceOp::kSum);
   if (world->is_main()) {
