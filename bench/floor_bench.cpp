@@ -13,7 +13,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: floor_bench <backbone> <size> <batch> <threads> [steps=20] [warmup=3]\n");
+    std::fprintf(stderr,
+                 "usage: floor_bench <backbone> <size> <batch> <threads> [steps=20] [warmup=3]\n");
     return 2;
   }
   runner::register_builtin_plugins(runner::registries());
@@ -26,8 +27,11 @@ int main(int argc, char** argv) {
   torch::set_num_threads(threads);
   torch::manual_seed(0);
 
-  const nlohmann::json params = {{"backbone", name},   {"in_chans", 1},        {"num_classes", 10},
-                                 {"drop_path_rate", 0.0}, {"pretrained", false}};
+  const nlohmann::json params = {{"backbone", name},
+                                 {"in_chans", 1},
+                                 {"num_classes", 10},
+                                 {"drop_path_rate", 0.0},
+                                 {"pretrained", false}};
   auto model = runner::registries().models.at(name).factory(params);
   model->train();
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
@@ -43,10 +47,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < warmup; ++i) step();  // allocations and kernel selection
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) step();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("{\"backbone\":\"%s\",\"size\":%lld,\"batch\":%lld,\"threads\":%d,\"steps\":%d,"
-              "\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
-              name.c_str(), static_cast<long long>(size), static_cast<long long>(batch), threads, steps,
-              steps * batch / seconds, 1000.0 * seconds / steps);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "{\"backbone\":\"%s\",\"size\":%lld,\"batch\":%lld,\"threads\":%d,\"steps\":%d,"
+      "\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
+      name.c_str(), static_cast<long long>(size), static_cast<long long>(batch), threads, steps,
+      steps * batch / seconds, 1000.0 * seconds / steps);
   return 0;
 }

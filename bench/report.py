@@ -11,6 +11,16 @@ import sys
 results_path, runner, mode, reps = sys.argv[1:5]
 rows = [json.loads(line) for line in open(results_path) if line.strip()]
 configs = list(dict.fromkeys(r["config"] for r in rows))
+out_dir = os.path.dirname(results_path)
+for r in rows:  # runner's summary has mean_epoch_seconds 0 when max_steps ends the epoch early
+    if r["side"] == "runner" and not r.get("epoch_s"):
+        try:
+            for line in open(os.path.join(out_dir, f"{r['config']}.runner.{r['rep']}", "metrics.jsonl")):
+                rec = json.loads(line)
+                if rec.get("kind") == "epoch":
+                    r["epoch_s"] = rec.get("epoch_seconds")
+        except OSError:
+            pass
 
 
 def med(cfg, side, key):

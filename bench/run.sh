@@ -32,10 +32,10 @@ fi
 
 # name backbone size processes threads batch_per_process quick_steps
 ALL_CONFIGS=(
-  "small_cnn_28_1x2 small_cnn 28 1 2 128 40"
-  "resnet18_56_1x2 resnet18 56 1 2 64 16"
-  "resnet18_56_2x1 resnet18 56 2 1 32 16"
-  "convnext_atto_56_1x2 convnext_atto 56 1 2 64 16"
+  "small_cnn_28_1x2 small_cnn 28 1 2 128 20"
+  "resnet18_56_1x2 resnet18 56 1 2 64 10"
+  "resnet18_56_2x1 resnet18 56 2 1 32 10"
+  "convnext_atto_56_1x2 convnext_atto 56 1 2 64 10"
 )
 CONFIGS=${CONFIGS:-small_cnn_28_1x2 resnet18_56_1x2 resnet18_56_2x1 convnext_atto_56_1x2}
 
@@ -48,7 +48,7 @@ runner_yaml() {  # name backbone size procs threads batch steps run_dir
   if [[ $3 != 28 ]]; then resize="    - {name: resize, height: $3, width: $3, interpolation: lanczos4}"; fi
   if [[ $MODE == quick ]]; then
     steps=$7
-    limits="  limit: {val: 1000, test: 1000}"
+    limits="  limit: {val: 500, test: 500}"
   fi
   cat <<YAML
 name: bench_$1
@@ -87,7 +87,7 @@ YAML
 python_cmd() {  # name backbone size procs threads batch steps run_dir
   local args=(bench/python_baseline.py --model "$2" --image_size "$3" --bs "$6" --threads "$5" --lr $LR
     --ep 1 --num_workers 2 --root $ROOT --out "$8")
-  if [[ $MODE == quick ]]; then args+=(--max_steps "$7" --limit_val 1000 --limit_test 1000); fi
+  if [[ $MODE == quick ]]; then args+=(--max_steps "$7" --limit_val 500 --limit_test 500); fi
   if [[ $4 == 1 ]]; then
     echo "$PYTHON ${args[*]}"
   else
