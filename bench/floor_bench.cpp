@@ -1,0 +1,58 @@
+// The compute floor: forward + backward + Adam step on ready tensors, in one process, no loader.
+// Usage: floor_bench <backbone> <size> <batch> <threads> [steps=20] [warmup=3]
+// Prints one JSON line: {"backbone":..., "images_per_s":..., "ms_per_step":...}.
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "runner/models/model.hpp"
+#include "runner/registries.hpp"
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr,
+                 "usage: floor_bench <backbone> <size> <batch> <threads> [steps=20] [warmup=3]\n");
+    return 2;
+  }
+  runner::register_builtin_plugins(runner::registries());
+  const std::string name = argv[1];
+  const int64_t size = std::stoll(argv[2]);
+  const int64_t batch = std::stoll(argv[3]);
+  const int threads = std::stoi(argv[4]);
+  const int steps = argc > 5 ? std::stoi(argv[5]) : 20;
+  const int warmup = argc > 6 ? std::stoi(argv[6]) : 3;
+  torch::set_num_threads(threads);
+  torch::manual_seed(0);
+
+  const nlohmann::json params = {{"backbone", name},
+                                 {"in_chans", 1},
+                                 {"num_classes", 10},
+                                 {"drop_path_rate", 0.0},
+                                 {"pretrained", false}};
+  auto model = runner::registries().models.at(name).factory(params);
+  model->train();
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
+  const torch::Tensor x = torch::randn({batch, 1, size, size});
+  const torch::Tensor y = torch::randint(0, 10, {batch});
+  auto step = [&] {
+    optimizer.zero_grad();
+    torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    optimizer.step();
+    return loss.item<double>();  // the trainer reads the loss every step too
+  };
+  for (int i = 0; i < warmup; ++i) step();  // allocations and kernel selection
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < steps; ++i) step();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "{\"backbone\":\"%s\",\"size\":%lld,\"batch\":%lld,\"threads\":%d,\"steps\":%d,"
+      "\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
+      name.c_str(), static_cast<long long>(size), static_cast<long long>(batch), threads, steps,
+      steps * batch / seconds, 1000.0 * seconds / steps);
+  return 0;
+}
