@@ -47,7 +47,9 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-int64_t optional_int(const json& v, int64_t fallback) { return v.is_null() ? fallback : v.get<int64_t>(); }
+int64_t optional_int(const json& v, int64_t fallback) {
+  return v.is_null() ? fallback : v.get<int64_t>();
+}
 
 // Writes `text` to `path` through a temporary file (no half-written predictions).
 void write_atomically(const std::string& path, const std::string& text) {
@@ -111,7 +113,8 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   lo.rank = static_cast<size_t>(parts_.world->rank());
   lo.world_size = static_cast<size_t>(parts_.world->world_size());
   lo.pin_memory = parts_.device.is_cuda();
-  train_loader_ = std::make_unique<data::DataLoader>(parts_.splits.train, parts_.train_pipeline, lo);
+  train_loader_ =
+      std::make_unique<data::DataLoader>(parts_.splits.train, parts_.train_pipeline, lo);
   if (train_loader_->num_batches() == 0) {
     throw ConfigError("train.batch_size " + std::to_string(batch_size_) + " x " +
                       std::to_string(parts_.world->world_size()) +
@@ -120,7 +123,8 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
                       " samples): lower train.batch_size or raise data.limit.train");
   }
 
-  const int64_t steps_per_epoch = (static_cast<int64_t>(train_loader_->num_batches()) + accum_ - 1) / accum_;
+  const int64_t steps_per_epoch =
+      (static_cast<int64_t>(train_loader_->num_batches()) + accum_ - 1) / accum_;
   optim::ScheduleContext context;
   context.base_lr = doc_.at("optimizer").at("lr").get<double>();
   context.steps_per_epoch = steps_per_epoch;
@@ -130,11 +134,13 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   if (parts_.world->is_main()) {
     std::vector<std::string> names;
     for (const auto& m : parts_.metrics) names.push_back(m->name());
-    writer_ = std::make_unique<MetricsWriter>(run_dir_, names, doc_.at("output").at("tensorboard").get<bool>());
+    writer_ = std::make_unique<MetricsWriter>(run_dir_, names,
+                                              doc_.at("output").at("tensorboard").get<bool>());
   }
-  history_ = {{"step", json::array()}, {"train_loss", json::array()}, {"lr", json::array()},
-              {"epoch", json::array()}, {"epoch_end_step", json::array()},
-              {"val_loss", json::array()}, {"metric", json::array()}};
+  history_ = {
+      {"step", json::array()},  {"train_loss", json::array()},     {"lr", json::array()},
+      {"epoch", json::array()}, {"epoch_end_step", json::array()}, {"val_loss", json::array()},
+      {"metric", json::array()}};
 }
 
 Trainer::~Trainer() = default;
@@ -146,7 +152,8 @@ void Trainer::set_learning_rate() {
 
 bool Trainer::improved(double value) const {
   if (!best_value_) return true;
-  return best_mode_ == "max" ? value > *best_value_ + min_delta_ : value < *best_value_ - min_delta_;
+  return best_mode_ == "max" ? value > *best_value_ + min_delta_
+                             : value < *best_value_ - min_delta_;
 }
 
 json Trainer::state_json() const {
@@ -168,7 +175,8 @@ void Trainer::save(const std::string& name, bool with_optimizer) {
   // Every rank's RNG state travels to the main process, which alone writes; the others wait.
   CheckpointContent content;
   content.meta = state_json();
-  content.rng_states = parts_.world->all_gather(cpu_rng_state().to(torch::kFloat)).to(torch::kUInt8);
+  content.rng_states =
+      parts_.world->all_gather(cpu_rng_state().to(torch::kFloat)).to(torch::kUInt8);
   if (parts_.world->is_main()) {
     const fs::path dir = fs::path(run_dir_) / "checkpoints";
     fs::create_directories(dir);
@@ -182,10 +190,11 @@ void Trainer::resume_from(const std::string& checkpoint) {
   const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get());
   const json& m = content.meta;
   if (m.value("world_size", 1) != parts_.world->world_size()) {
-    throw ConfigError("cannot resume '" + checkpoint + "' with " + std::to_string(parts_.world->world_size()) +
-                      " processes: it was written by " + std::to_string(m.value("world_size", 1)) +
-                      " (the sampler's order depends on the world size); use launch.num_processes=" +
-                      std::to_string(m.value("world_size", 1)));
+    throw ConfigError(
+        "cannot resume '" + checkpoint + "' with " + std::to_string(parts_.world->world_size()) +
+        " processes: it was written by " + std::to_string(m.value("world_size", 1)) +
+        " (the sampler's order depends on the world size); use launch.num_processes=" +
+        std::to_string(m.value("world_size", 1)));
   }
   epoch_ = m.at("epoch").get<int64_t>();
   batches_done_ = m.at("batches_done").get<int64_t>();
@@ -194,13 +203,14 @@ void Trainer::resume_from(const std::string& checkpoint) {
   if (!m.at("best_value").is_null()) best_value_ = m.at("best_value").get<double>();
   best_epoch_ = m.at("best_epoch").get<int64_t>();
   epochs_without_improvement_ = m.at("epochs_without_improvement").get<int64_t>();
-  scaler_->load_state({m.at("scaler").at("scale").get<double>(), m.at("scaler").at("growth_tracker").get<int64_t>()});
+  scaler_->load_state({m.at("scaler").at("scale").get<double>(),
+                       m.at("scaler").at("growth_tracker").get<int64_t>()});
   history_ = m.at("history");
   if (content.rng_states.defined() && content.rng_states.size(0) > parts_.world->rank())
     set_cpu_rng_state(content.rng_states[parts_.world->rank()].contiguous());
   if (parts_.world->is_main())
-    spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint, epoch_ + 1,
-                 batches_done_, optimizer_steps_);
+    spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
+                 epoch_ + 1, batches_done_, optimizer_steps_);
 }
 
 Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
@@ -211,7 +221,8 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   model.train();
   train_loader_->start_epoch(static_cast<uint64_t>(epoch), static_cast<size_t>(batches_done_));
   const int64_t num_batches = static_cast<int64_t>(train_loader_->num_batches());
-  progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_), num_batches);
+  progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_),
+                  num_batches);
 
   const int64_t images_per_batch = batch_size_ * world.world_size();
   const int warmup_batches = 3;  // excluded from the steady-state throughput
@@ -242,8 +253,10 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     scaled.backward();
 
     const double loss_value = loss.item<double>();
-    if (std::isfinite(loss_value)) window_loss += loss_value;
-    else window_nonfinite = true;
+    if (std::isfinite(loss_value))
+      window_loss += loss_value;
+    else
+      window_nonfinite = true;
     ++window_count;
     ++batches_done_;
     ++batches_this_run;
@@ -269,11 +282,13 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       }
       if (first_step_unix_time_ == 0) {
         first_step_unix_time_ =
-            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
       }
       // One small collective per step: the mean loss over ranks and whether any rank diverged,
       // so that every rank stops together.
-      auto stats = torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0, static_cast<double>(window_count)},
+      auto stats = torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0,
+                                  static_cast<double>(window_count)},
                                  torch::kFloat64)
                        .to(torch::kFloat);
       if (world.distributed()) {
@@ -324,8 +339,10 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       }
     }
     const double elapsed = seconds_since(steady_start);
-    progress_.update(batches_done_, elapsed > 0 && batches_this_run > warmup_batches ? counted_images / elapsed : 0.0,
-                     epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN);
+    progress_.update(
+        batches_done_,
+        elapsed > 0 && batches_this_run > warmup_batches ? counted_images / elapsed : 0.0,
+        epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN);
   }
   progress_.finish();
   const double elapsed = seconds_since(steady_start);
@@ -409,10 +426,14 @@ MetricValues Trainer::fit() {
       ++epochs_timed_;
     }
     last = evaluate();
-    json record = {{"epoch", epoch + 1}, {"loss", r.loss}, {"images_per_s", images_per_s_},
-                   {"epoch_seconds", train_seconds}, {"peak_rss_mib", peak_rss_mib()}};
-    std::string line = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_) + ": train loss " +
-                       fmt::format("{:.4f}", r.loss);
+    json record = {{"epoch", epoch + 1},
+                   {"loss", r.loss},
+                   {"images_per_s", images_per_s_},
+                   {"epoch_seconds", train_seconds},
+                   {"peak_rss_mib", peak_rss_mib()}};
+    if (!epoch_complete) record["partial_epoch"] = true;
+    std::string line = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_) +
+                       ": train loss " + fmt::format("{:.4f}", r.loss);
     for (const auto& [name, value] : last) {
       record[name == "loss" ? "val_loss" : "val_" + name] = value;
       line += fmt::format(", val {} {:.4f}", name, value);
@@ -427,7 +448,10 @@ MetricValues Trainer::fit() {
     history_["val_loss"].push_back(last.count("loss") ? last["loss"] : NAN);
     history_["metric"].push_back(last.count(best_metric_) ? last[best_metric_] : NAN);
 
-    if (last.count(best_metric_)) {
+    // Only whole epochs compete for best.pt and count for early stopping: an evaluation after a
+    // mid-epoch stop (train.max_steps) is logged, but a run resumed from there must end as if it
+    // had never stopped.
+    if (epoch_complete && last.count(best_metric_)) {
       const double value = last[best_metric_];
       if (improved(value)) {
         best_value_ = value;
@@ -435,14 +459,15 @@ MetricValues Trainer::fit() {
         epochs_without_improvement_ = 0;
         save("best", false);
         if (world.is_main())
-          spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_metric_, value, epoch + 1);
-      } else if (epoch_complete) {
+          spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_metric_, value,
+                       epoch + 1);
+      } else {
         ++epochs_without_improvement_;
       }
       if (patience_ > 0 && epochs_without_improvement_ >= patience_) {
         if (world.is_main())
-          spdlog::info("early stopping: no {} improvement for {} epoch(s); best {:.4f} at epoch {}", best_metric_,
-                       patience_, *best_value_, best_epoch_);
+          spdlog::info("early stopping: no {} improvement for {} epoch(s); best {:.4f} at epoch {}",
+                       best_metric_, patience_, *best_value_, best_epoch_);
         finished_ = true;
       }
     }
@@ -459,13 +484,15 @@ MetricValues Trainer::fit() {
       h.metric = vec("metric");
       h.metric_name = best_metric_;
       try {
-        log::save_training_curves(fs::path(run_dir_) / "curves.png", h, doc_.at("name").get<std::string>());
+        log::save_training_curves(fs::path(run_dir_) / "curves.png", h,
+                                  doc_.at("name").get<std::string>());
       } catch (const std::exception& e) {
         spdlog::warn("could not draw curves.png: {}", e.what());
       }
     }
     if (r.stopped_by_max_steps) {
-      if (world.is_main()) spdlog::info("stopped after train.max_steps={} optimizer steps", *max_steps_);
+      if (world.is_main())
+        spdlog::info("stopped after train.max_steps={} optimizer steps", *max_steps_);
       break;
     }
   }
@@ -478,13 +505,16 @@ void Trainer::load_best() {
   if (!best_value_) return;
   load_checkpoint(path, *parts_.model, nullptr);
   if (parts_.world->is_main())
-    spdlog::info("loaded the best weights ({} {:.4f}, epoch {})", best_metric_, *best_value_, best_epoch_);
+    spdlog::info("loaded the best weights ({} {:.4f}, epoch {})", best_metric_, *best_value_,
+                 best_epoch_);
 }
 
-size_t Trainer::predict(const std::string& split, const std::string& output, const std::string& format) {
+size_t Trainer::predict(const std::string& split, const std::string& output,
+                        const std::string& format) {
   const auto& dataset = split == "val" ? parts_.splits.val : parts_.splits.test;
   if (!dataset || dataset->size() == 0) {
-    if (parts_.world->is_main()) spdlog::warn("no {} split to predict: no predictions written", split);
+    if (parts_.world->is_main())
+      spdlog::warn("no {} split to predict: no predictions written", split);
     return 0;
   }
   const torch::Tensor logits = predict_logits(dataset);
@@ -507,7 +537,8 @@ size_t Trainer::predict(const std::string& split, const std::string& output, con
       text += "\n";
     }
   }
-  const fs::path path = fs::path(output).is_absolute() ? fs::path(output) : fs::path(run_dir_) / output;
+  const fs::path path =
+      fs::path(output).is_absolute() ? fs::path(output) : fs::path(run_dir_) / output;
   write_atomically(path.string(), text);
   spdlog::info("wrote {} predictions of the {} split to {}", logits.size(0), split, path.string());
   return static_cast<size_t>(logits.size(0));
