@@ -180,6 +180,7 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
   parts.loss = build_loss(doc.at("loss"));
   parts.metrics = build_metrics(doc.at("metrics"));
+  parts.predict_only = options.predict_only;
   if (world->is_main()) {
     const auto [params, trainable] = count_parameters(*parts.model);
     auto size = [](const std::shared_ptr<data::Dataset>& d) { return d ? d->size() : size_t{0}; };

@@ -102,6 +102,8 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   scaler_ = std::make_unique<GradScaler>(
       so, [world](torch::Tensor& t) { world->all_reduce_(t, dist::ReduceOp::kMax); });
 
+  // Prediction needs none of the training pieces (nor a training split the schedule fits).
+  if (parts_.predict_only) return;
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   data::LoaderOptions lo;
   lo.batch_size = static_cast<size_t>(batch_size_);
