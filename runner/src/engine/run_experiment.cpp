@@ -1,5 +1,6 @@
 #include "engine/run_experiment.hpp"
 
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -10,12 +11,12 @@
 #include <sstream>
 #include <thread>
 
-#include "engine/environment_report.hpp"
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
 #include "dist/world.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
+#include "engine/environment_report.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/trainer.hpp"
 #include "log/logging.hpp"
@@ -34,8 +35,10 @@ std::string broadcast_string(dist::World& world, const std::string& text) {
   constexpr int64_t kMax = 4096;
   auto buffer = torch::zeros({kMax}, torch::kInt32);
   if (world.is_main()) {
-    if (static_cast<int64_t>(text.size()) >= kMax) throw Error("run directory path too long: " + text);
-    for (size_t i = 0; i < text.size(); ++i) buffer[i] = static_cast<int>(static_cast<unsigned char>(text[i]));
+    if (static_cast<int64_t>(text.size()) >= kMax)
+      throw Error("run directory path too long: " + text);
+    for (size_t i = 0; i < text.size(); ++i)
+      buffer[i] = static_cast<int>(static_cast<unsigned char>(text[i]));
   }
   std::vector<torch::Tensor> tensors = {buffer.to(world.device())};
   world.broadcast_(tensors, 0);
@@ -68,8 +71,9 @@ std::string newest_run(const std::string& root, const std::string& name) {
       if (fs::exists(entry.path() / "checkpoints" / "last.pt") && entry.path().string() > best)
         best = entry.path().string();
   if (best.empty())
-    throw ConfigError("--resume: no run of '" + name + "' with checkpoints/last.pt under " + dir.string() +
-                      "; give the run directory: --resume runs/" + name + "/<timestamp>");
+    throw ConfigError("--resume: no run of '" + name + "' with checkpoints/last.pt under " +
+                      dir.string() + "; give the run directory: --resume runs/" + name +
+                      "/<timestamp>");
   return best;
 }
 
@@ -87,7 +91,8 @@ std::string choose_run_dir(const json& doc, const RunOptions& options) {
   if (!output.at("run_dir").is_null()) return output.at("run_dir").get<std::string>();
   fs::path dir = fs::path(output.at("root").get<std::string>()) / name / timestamp();
   for (int n = 1; fs::exists(dir); ++n)
-    dir = fs::path(output.at("root").get<std::string>()) / name / (timestamp() + "-" + std::to_string(n));
+    dir = fs::path(output.at("root").get<std::string>()) / name /
+          (timestamp() + "-" + std::to_string(n));
   return dir.string();
 }
 
@@ -96,7 +101,8 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
   const bool cuda = torch::cuda::is_available();
   if (wanted == "cuda" && !cuda) {
     throw ConfigError("launch.device is cuda but no CUDA device is available (this libtorch: " +
-                      std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
+                      std::string(TORCH_VERSION) +
+                      "); run on CPU with --cpu or --set launch.device=cpu");
   }
   if (wanted == "cpu" || !cuda) return torch::kCPU;
   const auto& ids = launch.at("gpu_ids");
@@ -108,16 +114,24 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
     index = ids[world.local_rank()].get<int>();
   }
   if (index >= static_cast<int>(torch::cuda::device_count()))
-    throw ConfigError("local rank " + std::to_string(world.local_rank()) + " needs cuda:" + std::to_string(index) +
-                      " but only " + std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
+    throw ConfigError("local rank " + std::to_string(world.local_rank()) +
+                      " needs cuda:" + std::to_string(index) + " but only " +
+                      std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-}  // namespace
+// The error that ends this rank, into its log file too (the console gets it from main()).
+void log_error_to_file(const std::string& text) {
+  for (auto& sink : spdlog::default_logger()->sinks()) {
+    if (!std::dynamic_pointer_cast<spdlog::sinks::basic_file_sink_mt>(sink)) continue;
+    sink->log(spdlog::details::log_msg("runner", spdlog::level::err, "error: " + text));
+    sink->flush();
+  }
+}
 
-int run_experiment(const config::Experiment& e, const RunOptions& options) {
+int run_in_world(const config::Experiment& e, const RunOptions& options) {
   const json& doc = e.doc;
   const json& launch = doc.at("launch");
   dist::WorldOptions wo;
@@ -125,19 +139,22 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   wo.timeout_s = launch.at("timeout_s").get<double>();
   if (launch.at("device").get<std::string>() == "cpu" && wo.backend == "auto") wo.backend = "gloo";
   auto world = dist::World::init(wo);
-  log::init_logging({world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
+  log::init_logging(
+      {world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
 
   // Threads: cores shared by the local ranks unless the config says otherwise.
   int threads = launch.at("threads_per_process").get<int>();
   if (threads <= 0)
-    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, world->local_world_size()));
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                              std::max(1, world->local_world_size()));
   torch::set_num_threads(threads);
 
   const torch::Device device = choose_device(launch, *world);
   std::string precision = doc.at("precision").get<std::string>();
   if (device.is_cpu() && precision == "fp16") {
     if (world->is_main())
-      spdlog::warn("precision fp16 needs CUDA (CPU fp16 kernels are missing): running in fp32 on CPU");
+      spdlog::warn(
+          "precision fp16 needs CUDA (CPU fp16 kernels are missing): running in fp32 on CPU");
     precision = "fp32";
   } else if (device.is_cpu() && precision == "bf16" && world->is_main()) {
     spdlog::warn("precision bf16 on CPU: autocast works but is much slower than fp32 on most CPUs");
@@ -149,20 +166,25 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     fs::create_directories(fs::path(run_dir) / "logs");
     fs::create_directories(fs::path(run_dir) / "checkpoints");
-    write_text(fs::path(run_dir) / "config.yaml", config::to_yaml(doc, config::experiment_key_order()));
+    write_text(fs::path(run_dir) / "config.yaml",
+               config::to_yaml(doc, config::experiment_key_order()));
     write_text(fs::path(run_dir) / "command.txt", options.command_line + "\n");
     write_text(fs::path(run_dir) / "env.json", environment_report().dump(2) + "\n");
   }
   world->barrier();
-  log::set_log_file((fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+  log::set_log_file(
+      (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
 
   const auto& train = doc.at("train");
-  const int64_t batch = train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
+  const int64_t batch =
+      train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
   const int64_t accum = train.at("grad_accum_steps").get<int64_t>();
   if (world->is_main()) {
-    spdlog::info("run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per process",
-                 run_dir, world->world_size(), world->env().source, device.str(), world->backend(), precision,
-                 threads);
+    spdlog::info(
+        "run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per "
+        "process",
+        run_dir, world->world_size(), world->env().source, device.str(), world->backend(),
+        precision, threads);
     spdlog::info("batch: {} per process x {} process(es) x {} accumulation = {} global", batch,
                  world->world_size(), accum, batch * world->world_size() * accum);
   }
@@ -173,8 +195,10 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   parts.device = device;
   parts.precision = precision;
   parts.splits = build_datasets(e);
-  parts.train_pipeline = data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
-  parts.eval_pipeline = data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  parts.train_pipeline =
+      data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+  parts.eval_pipeline =
+      data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   parts.model = build_model(doc.at("model"), e.dir);
   parts.model->to(device);
   parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
@@ -184,8 +208,9 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     const auto [params, trainable] = count_parameters(*parts.model);
     auto size = [](const std::shared_ptr<data::Dataset>& d) { return d ? d->size() : size_t{0}; };
-    spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}", doc.at("model").at("backbone").get<std::string>(),
-                 params, size(parts.splits.train), size(parts.splits.val), size(parts.splits.test));
+    spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}",
+                 doc.at("model").at("backbone").get<std::string>(), params,
+                 size(parts.splits.train), size(parts.splits.val), size(parts.splits.test));
     if (!parts.splits.class_names.empty()) {
       std::ofstream classes(fs::path(run_dir) / "classes.txt");
       for (const auto& c : parts.splits.class_names) classes << c << "\n";
@@ -194,13 +219,17 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
 
   const auto started = std::chrono::steady_clock::now();
   Trainer trainer(std::move(parts), doc, run_dir);
-  json summary = {{"run_dir", run_dir}, {"world_size", world->world_size()}, {"precision", precision},
-                  {"batch_size", batch}, {"global_batch", batch * world->world_size() * accum}};
+  json summary = {{"run_dir", run_dir},
+                  {"world_size", world->world_size()},
+                  {"precision", precision},
+                  {"batch_size", batch},
+                  {"global_batch", batch * world->world_size() * accum}};
   if (options.predict_only) {
     if (!options.checkpoint.empty()) load_checkpoint(options.checkpoint, trainer.model(), nullptr);
     const auto& predict = doc.at("predict");
     trainer.predict(predict.at("split").get<std::string>(),
-                    options.predict_output.empty() ? predict.at("output").get<std::string>() : options.predict_output,
+                    options.predict_output.empty() ? predict.at("output").get<std::string>()
+                                                   : options.predict_output,
                     predict.at("format").get<std::string>());
     world->barrier();
     return 0;
@@ -214,7 +243,8 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
     trainer.predict(predict.at("split").get<std::string>(), predict.at("output").get<std::string>(),
                     predict.at("format").get<std::string>());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // Peak memory of every rank, summed (the main process writes it).
   const double rss_total = world->all_reduce(peak_rss_mib(), dist::ReduceOp::kSum);
   if (world->is_main()) {
@@ -233,6 +263,17 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   }
   world->barrier();
   return 0;
+}
+
+}  // namespace
+
+int run_experiment(const config::Experiment& e, const RunOptions& options) {
+  try {
+    return run_in_world(e, options);
+  } catch (const std::exception& err) {
+    log_error_to_file(err.what());
+    throw;
+  }
 }
 
 }  // namespace runner::engine

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "dist/data_parallel.hpp"
 #include "dist/world.hpp"
@@ -37,7 +37,8 @@ struct TrainerParts {
   std::vector<std::shared_ptr<metrics::Metric>> metrics;
   data::DatasetSplits splits;
   data::Pipeline train_pipeline, eval_pipeline;
-  bool predict_only = false;  ///< runner predict: no training split, loader, scheduler or metrics files
+  bool predict_only =
+      false;  ///< runner predict: no training split, loader, scheduler or metrics files
 };
 
 /// Validation results: metric name -> value ("loss" always present).
@@ -69,7 +70,9 @@ class Trainer {
   /// Wall-clock time (seconds since the Unix epoch) when this run's first optimizer step ended.
   double first_step_unix_time() const { return first_step_unix_time_; }
   /// Mean training time per completed epoch in this run (seconds; validation excluded).
-  double mean_epoch_seconds() const { return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0; }
+  double mean_epoch_seconds() const {
+    return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
+  }
   torch::nn::Module& model() { return *parts_.model; }
 
  private:
