@@ -17,7 +17,7 @@ expect_output "ok: experiments/sweeps/bs_sweep.yaml (sweep, 6 points)"
 # A misspelled key: one line with file:line:col, key path and a suggestion; exit code 2.
 sed 's/lr: 2.0e-3/lrr: 2.0e-3/' experiments/quickstart.yaml >"$tmp/typo.yaml"
 expect_exit 2 "$runner" validate "$tmp/typo.yaml"
-expect_output "$tmp/typo.yaml:31:31: optimizer.lrr: unknown key (did you mean 'lr'?)"
+expect_output "$tmp/typo.yaml:27:25: optimizer.lrr: unknown key (did you mean 'lr'?)"
 sed 's/backbone: small_cnn/backbone: convnext_smal/' experiments/quickstart.yaml >"$tmp/backbone.yaml"
 expect_exit 2 "$runner" run "$tmp/backbone.yaml" --dry-run
 expect_output "model.backbone: unknown backbone 'convnext_smal' (did you mean 'convnext_small'?; see 'runner plugins models')"

@@ -51,11 +51,12 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
 }  // namespace
 
 int command_run(const Args& args) {
-  CommandLine cl("run", "EXPERIMENT.yaml [--set KEY=VALUE]... [--dry-run] [--resume [RUN_DIR]]",
-                 "Validates the experiment, starts its ranks (or joins a world started by torchrun,\n"
-                 "srun or mpirun) and trains, keeping the best checkpoint, then predicts.\n"
-                 "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
-                 "grad_accum_steps.");
+  CommandLine cl(
+      "run", "EXPERIMENT.yaml [--set KEY=VALUE]... [--dry-run] [--resume [RUN_DIR]]",
+      "Validates the experiment, starts its ranks (or joins a world started by torchrun,\n"
+      "srun or mpirun) and trains, keeping the best checkpoint, then predicts.\n"
+      "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
+      "grad_accum_steps.");
   add_run_flags(cl);
   cl.flag("dry-run", nullptr,
           "Validate, build the model and data pipeline, print a summary and exit without training")
@@ -64,7 +65,8 @@ int command_run(const Args& args) {
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
-  if (files.size() != 1) throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
+  if (files.size() != 1)
+    throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
   const auto experiment = config::load_experiment(files[0], run_overrides(cl));
   if (cl.has("dry-run")) {
     engine::dry_run(experiment, std::cout);
@@ -80,17 +82,21 @@ int command_run(const Args& args) {
 }
 
 int command_predict(const Args& args) {
-  CommandLine cl("predict", "EXPERIMENT.yaml [--checkpoint PATH] [--output FILE] [--set KEY=VALUE]...",
-                 "Predicts the experiment's predict.split (test by default) on any number of ranks\n"
-                 "and writes predict.output in predict.format. Without --checkpoint the model uses\n"
-                 "the weights model.pretrained names (a timm checkpoint can be evaluated directly).");
+  CommandLine cl(
+      "predict", "EXPERIMENT.yaml [--checkpoint PATH] [--output FILE] [--set KEY=VALUE]...",
+      "Predicts the experiment's predict.split (test by default) on any number of ranks\n"
+      "and writes predict.output in predict.format. Without --checkpoint the model uses\n"
+      "the weights model.pretrained names (a timm checkpoint can be evaluated directly).");
   add_run_flags(cl);
-  cl.flag("checkpoint", po::value<std::string>(), "A runner checkpoint (checkpoints/best.pt or last.pt)")
-      .flag("output", po::value<std::string>(), "Output file (default: predict.output in the run directory)")
+  cl.flag("checkpoint", po::value<std::string>(),
+          "A runner checkpoint (checkpoints/best.pt or last.pt)")
+      .flag("output", po::value<std::string>(),
+            "Output file (default: predict.output in the run directory)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
-  if (files.size() != 1) throw ConfigError("runner predict: give one experiment file; see 'runner predict --help'");
+  if (files.size() != 1)
+    throw ConfigError("runner predict: give one experiment file; see 'runner predict --help'");
   auto overrides = run_overrides(cl);
   const auto experiment = config::load_experiment(files[0], overrides);
   engine::RunOptions options;

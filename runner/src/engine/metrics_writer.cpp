@@ -17,8 +17,8 @@ double peak_rss_mib() {
 MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
                              bool tensorboard) {
   namespace fs = std::filesystem;
-  columns_ = {"kind", "epoch", "step", "loss", "lr", "scale", "images_per_s", "data_wait", "peak_rss_mib",
-              "val_loss"};
+  columns_ = {"kind",  "epoch",        "step",      "loss",         "lr",
+              "scale", "images_per_s", "data_wait", "peak_rss_mib", "val_loss"};
   for (const auto& m : metric_names)
     if (m != "loss") columns_.push_back("val_" + m);
   const fs::path dir(run_dir);
@@ -52,7 +52,8 @@ void MetricsWriter::write(const std::string& kind, int64_t step, const nlohmann:
   if (events_) {
     for (auto it = values.begin(); it != values.end(); ++it) {
       if (!it.value().is_number()) continue;
-      events_->add_scalar((kind == "step" ? "train/" : "val/") + it.key(), it.value().get<double>(), step);
+      events_->add_scalar((kind == "step" ? "train/" : "val/") + it.key(), it.value().get<double>(),
+                          step);
     }
     events_->flush();
   }

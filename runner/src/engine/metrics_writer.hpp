@@ -19,7 +19,8 @@ class MetricsWriter {
  public:
   /// Opens (appending, for resumed runs) the files in `run_dir`. `metric_names` fixes the CSV's
   /// validation columns.
-  MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names, bool tensorboard);
+  MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
+                bool tensorboard);
   ~MetricsWriter();
 
   /// Writes one record: `kind` "step" or "epoch", the optimizer step, and named values.

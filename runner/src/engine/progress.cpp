@@ -34,8 +34,9 @@ void Progress::update(int64_t done, double images_per_s, double loss) {
   } else if (done == total_ || done / line_every_ != last_line_ / line_every_ || last_line_ < 0) {
     if (done % line_every_ != 0 && done != total_) return;
     last_line_ = done;
-    std::printf("%s %lld/%lld %.0f img/s ETA %.0fs%s\n", label_.c_str(), static_cast<long long>(done),
-                static_cast<long long>(total_), images_per_s, eta, loss_text);
+    std::printf("%s %lld/%lld %.0f img/s ETA %.0fs%s\n", label_.c_str(),
+                static_cast<long long>(done), static_cast<long long>(total_), images_per_s, eta,
+                loss_text);
     std::fflush(stdout);
   }
 }

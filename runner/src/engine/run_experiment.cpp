@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include <opencv2/core/utility.hpp>
+
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
 #include "dist/world.hpp"
@@ -148,6 +150,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
                               std::max(1, world->local_world_size()));
   torch::set_num_threads(threads);
+  // The loader's worker threads are the data parallelism; OpenCV's own pool would oversubscribe.
+  cv::setNumThreads(0);
 
   const torch::Device device = choose_device(launch, *world);
   std::string precision = doc.at("precision").get<std::string>();
@@ -225,7 +229,12 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
                   {"batch_size", batch},
                   {"global_batch", batch * world->world_size() * accum}};
   if (options.predict_only) {
-    if (!options.checkpoint.empty()) load_checkpoint(options.checkpoint, trainer.model(), nullptr);
+    if (!options.checkpoint.empty()) {
+      load_checkpoint(options.checkpoint, trainer.model(), nullptr);
+    } else if (!doc.at("model").at("pretrained").is_string() && world->is_main()) {
+      spdlog::warn(
+          "predicting with freshly initialised weights: give --checkpoint or model.pretrained");
+    }
     const auto& predict = doc.at("predict");
     trainer.predict(predict.at("split").get<std::string>(),
                     options.predict_output.empty() ? predict.at("output").get<std::string>()

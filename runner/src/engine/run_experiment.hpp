@@ -9,12 +9,12 @@
 namespace runner::engine {
 
 struct RunOptions {
-  bool resume = false;      ///< continue a stopped run (checkpoints/last.pt of resume_dir)
-  std::string resume_dir;   ///< "" with resume: the newest run of this experiment
-  std::string command_line; ///< saved in the run directory
-  bool predict_only = false;       ///< `runner predict`: no training
-  std::string checkpoint;          ///< predict_only: weights to load ("" = model.pretrained)
-  std::string predict_output;      ///< predict_only: output file ("" = predict.output)
+  bool resume = false;         ///< continue a stopped run (checkpoints/last.pt of resume_dir)
+  std::string resume_dir;      ///< "" with resume: the newest run of this experiment
+  std::string command_line;    ///< saved in the run directory
+  bool predict_only = false;   ///< `runner predict`: no training
+  std::string checkpoint;      ///< predict_only: weights to load ("" = model.pretrained)
+  std::string predict_output;  ///< predict_only: output file ("" = predict.output)
 };
 
 /// Runs the experiment on this rank; returns the exit code. Errors are thrown.

@@ -37,8 +37,8 @@ struct TrainerParts {
   std::vector<std::shared_ptr<metrics::Metric>> metrics;
   data::DatasetSplits splits;
   data::Pipeline train_pipeline, eval_pipeline;
-  bool predict_only =
-      false;  ///< runner predict: no training split, loader, scheduler or metrics files
+  /// runner predict: no training split, loader, scheduler or metrics files.
+  bool predict_only = false;
 };
 
 /// Validation results: metric name -> value ("loss" always present).

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `cmake --install` gives a prefix from which a user builds a plugin out of tree with
+# find_package(runner), and the installed `runner` loads it through RUNNER_PLUGIN_PATH.
+set -eu
+build=$1
+root=$2
+. "$root/tests/integration/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cmake -S "$root/tests/integration/plugin_project" -B "$tmp/plugin-build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$tmp/prefix" >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; exit 1; }
+cmake --build "$tmp/plugin-build" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+RUNNER_PLUGIN_PATH="$tmp/plugin-build" expect_exit 0 "$tmp/prefix/bin/runner" plugins transforms
+expect_output "posterize"
+cat >"$tmp/exp.yaml" <<YAML
+extends: $root/experiments/quickstart.yaml
+name: user_plugin
+data:
+  train_transforms: [{name: posterize, bits: 3}]
+YAML
+RUNNER_PLUGIN_PATH="$tmp/plugin-build" expect_exit 0 "$tmp/prefix/bin/runner" run "$tmp/exp.yaml" --dry-run
+expect_output "transforms      train 1"
+finish
