@@ -42,4 +42,14 @@ check([r["step"] for r in epochs] == [5, 10], f"epoch records at steps {[r['step
 with open(os.path.join(run_dir, "summary.json")) as f:
     summary = json.load(f)
 check(summary.get("optimizer_steps") == 10 and summary.get("global_batch") == 64, f"summary.json: {summary}")
+
+# Early stopping: no improvement can beat min_delta 1.0 on accuracy, so patience 2 ends the run
+# after epoch 3 of 8, and the best weights stay epoch 1's.
+root = os.path.join(tmp, "early")
+code, out = run("run", [exp, "--set", f"output.root={root}", "--set", "train.epochs=8", "--set",
+                        "train.early_stopping={patience: 2, min_delta: 1.0}"] + ranks_args(1), timeout=90)
+run_dir = only_run_dir(root, "sched")
+check([r["epoch"] for r in metrics(run_dir, "epoch")] == [1, 2, 3],
+      f"early stopping: epochs {[r['epoch'] for r in metrics(run_dir, 'epoch')]}, expected [1, 2, 3]")
+check("early stopping" in out and "epoch 1)" in out, f"early stopping not reported:\n{out[-1500:]}")
 finish()

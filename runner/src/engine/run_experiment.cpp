@@ -178,6 +178,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   world->barrier();
   log::set_log_file(
       (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+  // Other ranks log to their file only (their console shows warnings): say who wrote it.
+  if (!world->is_main())
+    spdlog::info("rank {} of {} (local rank {}), run {}", world->rank(), world->world_size(),
+                 world->local_rank(), run_dir);
 
   const auto& train = doc.at("train");
   const int64_t batch =
