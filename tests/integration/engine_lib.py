@@ -1,6 +1,7 @@
 """Helpers for the engine's whole-run tests (run with /usr/bin/python3; no third-party modules)."""
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -10,6 +11,7 @@ import tempfile
 RUNNER = sys.argv[1] if len(sys.argv) > 1 else "runner"
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
 failures = []
+created = []  # temporary folders, removed when every check passed (kept to debug a failure)
 
 
 def check(ok, what):
@@ -23,6 +25,8 @@ def finish():
     if failures:
         print(f"{len(failures)} check(s) failed")
         sys.exit(1)
+    for d in created:
+        shutil.rmtree(d, ignore_errors=True)
     print("all checks passed")
 
 
@@ -35,7 +39,8 @@ def free_port():
 
 
 def tmpdir():
-    return tempfile.mkdtemp(prefix="runner_engine_")
+    created.append(tempfile.mkdtemp(prefix="runner_engine_"))
+    return created[-1]
 
 
 def write(path, text):
