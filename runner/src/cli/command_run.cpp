@@ -108,9 +108,4 @@ int command_predict(const Args& args) {
   return run_or_spawn(experiment, "predict", args, options);
 }
 
-int command_sweep(const Args& args) {
-  (void)args;
-  throw Error("runner sweep: not built yet (it arrives with the sweeps work)");
-}
-
 }  // namespace runner::cli

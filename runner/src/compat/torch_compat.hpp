@@ -30,6 +30,17 @@
 #define RUNNER_COMPAT_HAS_NCCL 0
 #endif
 
+// CUDA-only headers (the caching allocator's statistics) where the build links CUDA libtorch.
+// Debian's 1.13 ships c10/cuda headers too, but they need cuda_runtime_api.h.
+#if defined(RUNNER_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>) && \
+    __has_include(<cuda_runtime_api.h>)
+#include <c10/cuda/CUDACachingAllocator.h>
+#define RUNNER_COMPAT_HAS_CUDA 1
+#else
+#define RUNNER_COMPAT_HAS_CUDA 0
+#endif
+#include <ATen/Context.h>
+
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -48,6 +59,8 @@ using StorePtr = c10::intrusive_ptr<c10d::Store>;
 
 /// True when this build can create NCCL process groups.
 constexpr bool kHasNccl = RUNNER_COMPAT_HAS_NCCL != 0;
+/// True when this build links CUDA libtorch (device memory statistics are available).
+constexpr bool kHasCuda = RUNNER_COMPAT_HAS_CUDA != 0;
 
 /// libtorch's version as "major.minor".
 inline std::string torch_version() {
@@ -187,6 +200,15 @@ std::unique_ptr<R> make_reducer(std::vector<at::Tensor> params,
                                std::move(sparse), bucket_bytes_cap, find_unused_parameters,
                                gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
                                false, false, std::vector<int64_t>{});
+  } else if constexpr (std::is_constructible_v<R, Params, Buckets, ProcessGroupPtr, Sparse, int64_t,
+                                               bool, bool, Names, int64_t, bool, bool,
+                                               std::vector<int64_t>, bool>) {
+    // Newest spelling (bucket_bytes_cap_list, batched_grad_copy); empty list: use bucket_bytes_cap.
+    (void)per_bucket_size_limits;
+    return std::make_unique<R>(std::move(params), std::move(bucket_indices), std::move(group),
+                               std::move(sparse), bucket_bytes_cap, find_unused_parameters,
+                               gradient_as_bucket_view, std::move(names), first_bucket_bytes_cap,
+                               false, false, std::vector<int64_t>{}, /*batched_grad_copy=*/false);
   } else {
     static_assert(sizeof(R) == 0, "runner: unknown c10d::Reducer constructor; extend compat");
     return nullptr;
@@ -210,5 +232,33 @@ inline void set_autocast(c10::DeviceType device_type, at::ScalarType dtype, bool
   // Cast weights are cached while autocast is on; drop them so a later region recasts.
   if (!enabled) at::autocast::clear_cache();
 }
+
+/// Peak bytes the CUDA caching allocator has handed out on `device` since the last reset;
+/// 0 for a CPU device or a build without CUDA.
+inline int64_t cuda_peak_allocated_bytes(const c10::Device& device) {
+#if RUNNER_COMPAT_HAS_CUDA
+  if (!device.is_cuda()) return 0;
+  const auto index = device.has_index() ? device.index() : c10::DeviceIndex{0};
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
+  return stats.allocated_bytes[0].peak;  // [0]: StatType::AGGREGATE (all pools), in 1.x and 2.x
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
+/// Starts a new peak for cuda_peak_allocated_bytes; no effect on CPU or without CUDA.
+inline void cuda_reset_peak_bytes(const c10::Device& device) {
+#if RUNNER_COMPAT_HAS_CUDA
+  if (device.is_cuda())
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index()
+                                                                       : c10::DeviceIndex{0});
+#else
+  (void)device;
+#endif
+}
+
+/// cuDNN autotuning: picks the fastest convolution algorithm per input shape (fixed shapes gain).
+inline void set_cudnn_benchmark(bool enabled) { at::globalContext().setBenchmarkCuDNN(enabled); }
 
 }  // namespace runner::compat

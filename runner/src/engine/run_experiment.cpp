@@ -16,8 +16,10 @@
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
 #include "dist/world.hpp"
+#include "engine/auto_batch.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
+#include "engine/device_options.hpp"
 #include "engine/environment_report.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/trainer.hpp"
@@ -134,7 +136,8 @@ void log_error_to_file(const std::string& text) {
 }
 
 int run_in_world(const config::Experiment& e, const RunOptions& options) {
-  const json& doc = e.doc;
+  json resolved = e.doc;  // e.doc with train.batch_size: auto resolved
+  const json& doc = resolved;
   const json& launch = doc.at("launch");
   dist::WorldOptions wo;
   wo.backend = launch.at("backend").get<std::string>();
@@ -154,6 +157,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   cv::setNumThreads(0);
 
   const torch::Device device = choose_device(launch, *world);
+  apply_device_settings(doc, device);  // current CUDA device, cuDNN benchmark
   std::string precision = doc.at("precision").get<std::string>();
   if (device.is_cpu() && precision == "fp16") {
     if (world->is_main())
@@ -163,6 +167,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   } else if (device.is_cpu() && precision == "bf16" && world->is_main()) {
     spdlog::warn("precision bf16 on CPU: autocast works but is much slower than fp32 on most CPUs");
   }
+
+  // train.batch_size: auto -> the largest size every rank fits; the saved config.yaml keeps it.
+  if (doc.at("train").at("batch_size") == "auto")
+    resolved["train"]["batch_size"] = find_auto_batch_size(e, *world, device, precision);
 
   // The run directory: chosen by the main process, known to all.
   std::string run_dir = world->is_main() ? choose_run_dir(doc, options) : "";
@@ -209,6 +217,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
       data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   parts.model = build_model(doc.at("model"), e.dir);
   parts.model->to(device);
+  apply_memory_format(doc, *parts.model);  // train.channels_last
   parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
   parts.loss = build_loss(doc.at("loss"));
   parts.metrics = build_metrics(doc.at("metrics"));
@@ -269,6 +278,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     summary["mean_epoch_seconds"] = trainer.mean_epoch_seconds();
     summary["seconds"] = seconds;
     summary["peak_rss_mib_all_ranks"] = rss_total;
+    summary["peak_gpu_mib"] = peak_gpu_mib(device);  // rank 0's GPU; 0 on CPU
     write_text(fs::path(run_dir) / "summary.json", summary.dump(2) + "\n");
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);

@@ -10,6 +10,7 @@
 #include "compat/torch_compat.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
+#include "engine/device_options.hpp"
 #include "log/logging.hpp"
 #include "log/plot.hpp"
 #include "runner/error.hpp"
@@ -432,7 +433,8 @@ MetricValues Trainer::fit() {
                    {"loss", r.loss},
                    {"images_per_s", images_per_s_},
                    {"epoch_seconds", train_seconds},
-                   {"peak_rss_mib", peak_rss_mib()}};
+                   {"peak_rss_mib", peak_rss_mib()},
+                   {"peak_gpu_mib", peak_gpu_mib(parts_.device)}};
     if (!epoch_complete) record["partial_epoch"] = true;
     std::string line = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_) +
                        ": train loss " + fmt::format("{:.4f}", r.loss);

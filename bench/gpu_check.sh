@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The GPU device check, run ON the GPU machine from the repository root (after
+# bench/gpu/prepare_deps.sh was run on the CPU machine and .gpu-deps/ travelled along):
+#   1. unpack the Debian dependencies into .gpu-deps/root, build the stand-in libraries
+#   2. configure with the machine's PyTorch (libtorch + CMake config inside the Python package)
+#   3. build runner and unit_engine; run the CUDA unit tests
+#   4. mnist_ddp_fp16.yaml on one GPU (the issue's "trains" check)
+#   5. the reference workload (convnext_small, 56 px, batch 256, STEPS steps) in runner and in
+#      Python (torch + timm + accelerate): fp16 and fp32, synthetic and Fashion-MNIST (IDX)
+#   6. one table: images/s, peak GPU MiB, runner/Python ratio
+# Budget: under 8 minutes on one H200 with 16 cores. Usage: bench/gpu_check.sh [steps=60]
+# GPU_CHECK_UNTIL=configure stops after configuring (a dry run of steps 1-2 on the CPU machine).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+DEPS=${RUNNER_GPU_DEPS:-$ROOT/.gpu-deps}
+BUILD=${RUNNER_GPU_BUILD:-$ROOT/build-gpu}
+STEPS=${1:-60}
+PY=${PYTHON:-python3}
+T0=$SECONDS
+say() { printf '\n== %s [%ds]\n' "$*" $((SECONDS - T0)); }
+die() { echo "gpu_check: $*" >&2; exit 1; }
+
+say "machine"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+$PY -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "available", torch.cuda.is_available())' ||
+  die "python3 cannot import torch (set PYTHON=...)"
+command -v cmake >/dev/null || die "no cmake on PATH (pip's cmake package provides one)"
+command -v c++ >/dev/null || command -v g++ >/dev/null || die "no C++ compiler on PATH"
+[ -d "$DEPS/debs" ] || die "$DEPS/debs missing: run bench/gpu/prepare_deps.sh on the CPU machine first"
+
+say "unpacking the dependencies"
+PREFIX=$BUILD/deps-root  # outside .gpu-deps, so what travels stays small
+LIB=$PREFIX/usr/lib/x86_64-linux-gnu
+if [ ! -f "$PREFIX/.done" ]; then
+  mkdir -p "$PREFIX/stubs"
+  for deb in "$DEPS"/debs/*.deb; do
+    if command -v dpkg >/dev/null; then
+      dpkg -x "$deb" "$PREFIX"
+    else  # a .deb is an ar archive holding data.tar.{xz,zst}
+      tmp=$(mktemp -d) && (cd "$tmp" && ar x "$deb" && tar -xf data.tar.* -C "$PREFIX") && rm -rf "$tmp"
+    fi || die "unpacking $deb failed"
+  done
+  for c in "$DEPS"/stubs/*.c; do
+    so=$(basename "$c" .c)
+    cc -shared -fPIC -o "$PREFIX/stubs/$so" -Wl,-soname,"$so" "$c" || die "building stub $so failed"
+  done
+  # dpkg -x runs no maintainer scripts: make the BLAS/LAPACK alternatives' links by hand.
+  ln -sf blas/libblas.so.3 "$LIB/libblas.so.3"
+  ln -sf lapack/liblapack.so.3 "$LIB/liblapack.so.3"
+  touch "$PREFIX/.done"
+fi
+du -sh "$PREFIX"
+
+say "configuring"
+TORCH_CMAKE=$($PY -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+TORCH_LIB=$($PY -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+GEN=("-G" "Unix Makefiles")
+if command -v ninja >/dev/null; then
+  GEN=("-G" "Ninja")
+elif NINJA=$($PY -c 'import ninja, os; print(os.path.join(ninja.BIN_DIR, "ninja"))' 2>/dev/null); then
+  GEN=("-G" "Ninja" "-DCMAKE_MAKE_PROGRAM=$NINJA")
+fi
+# find_package(Torch) on a CUDA build looks for the CUDA toolkit (headers, cudart).
+CUDA_ARGS=()
+if ! command -v nvcc >/dev/null; then
+  for dir in /usr/local/cuda /usr/local/cuda-13*; do
+    [ -f "$dir/include/cuda_runtime_api.h" ] && CUDA_ARGS=("-DCUDAToolkit_ROOT=$dir") && break
+  done
+fi
+LINK_PATHS="$LIB:$LIB/blas:$LIB/lapack:$PREFIX/stubs:$TORCH_LIB"
+export LD_LIBRARY_PATH="$LINK_PATHS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+echo "generator ${GEN[*]}; torch cmake $TORCH_CMAKE; ${CUDA_ARGS[*]:-nvcc: $(command -v nvcc)}"
+cmake -S . -B "$BUILD" "${GEN[@]}" "${CUDA_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_CMAKE" -DCMAKE_LIBRARY_ARCHITECTURE=x86_64-linux-gnu \
+  -DOpenCV_DIR="$ROOT/bench/gpu/cmake" -DRUNNER_DEPS_ROOT="$PREFIX" \
+  -DBoost_DIR="$LIB/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON \
+  -DRUNNER_USE_CCACHE=OFF -DRUNNER_BUILD_BENCH=OFF \
+  -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LINK_PATHS" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$LINK_PATHS" >"$BUILD.configure.log" 2>&1 ||
+  { tail -40 "$BUILD.configure.log"; die "configure failed (log: $BUILD.configure.log)"; }
+grep -E "^(Torch_DIR|OpenCV_DIR|yaml-cpp_DIR|spdlog_DIR|Boost_DIR|GTest_DIR|VALIJSON_INCLUDE_DIR|GLOO_INCLUDE_DIR)" \
+  "$BUILD/CMakeCache.txt"
+[ "${GPU_CHECK_UNTIL:-}" = configure ] && exit 0
+
+say "building runner and unit_engine"
+cmake --build "$BUILD" --target runner unit_engine -j "$(nproc)" >"$BUILD.build.log" 2>&1 ||
+  { grep -E "error|Error" "$BUILD.build.log" | head -40; die "build failed (log: $BUILD.build.log)"; }
+RUNNER=$BUILD/runner/runner
+UNIT_ENGINE=$(find "$BUILD" -name unit_engine -type f | head -1)
+
+say "unit tests that need CUDA (and the scaler's)"
+"$UNIT_ENGINE" --gtest_filter='CudaPaths.*:GradScaler*' --gtest_brief=1 || echo "UNIT TESTS FAILED"
+
+say "experiments/mnist_ddp_fp16.yaml on one GPU (Fashion-MNIST test split as data)"
+MNIST_ROOT=$DEPS/fashion-mnist "$RUNNER" run experiments/mnist_ddp_fp16.yaml \
+  --set launch.num_processes=1 --set data.dataset.val_split=9488 --set train.epochs=1 \
+  --set output.root="$BUILD/runs" 2>&1 | tail -8 || echo "MNIST RUN FAILED"
+
+RESULTS=$BUILD/gpu_check_results.tsv
+: >"$RESULTS"
+run_runner() {  # data precision
+  local data=$1 precision=$2 yaml=$BUILD/check_${1}_${2}.yaml dataset transforms
+  if [ "$data" = synthetic ]; then
+    dataset="{name: synthetic, train_size: $((STEPS * 256 + 512)), val_size: 512, test_size: 0, height: 56, width: 56, channels: 1, num_classes: 10}"
+    transforms="[{name: normalize, mean: 0.5, std: 0.25}]"
+  else
+    dataset="{name: mnist, root: $DEPS/fashion-mnist, val_split: 9488}"
+    transforms="[{name: horizontal_flip, p: 0.5}, {name: resize, height: 56, width: 56, interpolation: lanczos4}, {name: normalize, mean: 0.2860, std: 0.3530}]"
+  fi
+  cat >"$yaml" <<YAML
+name: gpu_check_${data}_${precision}
+seed: 0
+launch: {num_processes: 1, device: cuda, cudnn_benchmark: true}
+precision: $precision
+data:
+  dataset: $dataset
+  train_transforms: $transforms
+  eval_transforms: [{name: resize, height: 56, width: 56}]
+  num_workers: 12
+model: {backbone: convnext_small, pretrained: false, in_chans: 1, num_classes: 10}
+optimizer: {name: adam, lr: 5.0e-5}
+train: {epochs: 10, batch_size: 256, max_steps: $STEPS, log_every_steps: 5}
+predict: {enabled: false}
+output: {root: $BUILD/runs, run_dir: $BUILD/runs/check_${data}_${precision}}
+YAML
+  [ "$data" = synthetic ] && sed -i 's/eval_transforms: .*/eval_transforms: []/' "$yaml"
+  rm -rf "$BUILD/runs/check_${data}_${precision}"
+  "$RUNNER" run "$yaml" >"$BUILD/check_${data}_${precision}.log" 2>&1 ||
+    { tail -5 "$BUILD/check_${data}_${precision}.log"; echo "runner $data $precision FAILED"; return; }
+  $PY - "$BUILD/runs/check_${data}_${precision}" "$data" "$precision" >>"$RESULTS" <<'PYEOF'
+import json, sys
+d, data, precision = sys.argv[1:]
+s = json.load(open(d + "/summary.json"))
+scales = [json.loads(l).get("scale") for l in open(d + "/metrics.jsonl") if '"scale"' in l]
+print(f"runner\t{data}\t{precision}\t{s['train_images_per_s']:.0f}\t{s['peak_gpu_mib']:.0f}\t{s['optimizer_steps']}\t{scales}")
+PYEOF
+}
+run_python() {  # data precision
+  $PY bench/gpu/accelerate_reference.py --data "$1" --precision "$2" --steps "$STEPS" \
+    --root "$DEPS/fashion-mnist" --workers 12 >>"$RESULTS" 2>"$BUILD/python_${1}_${2}.log" ||
+    { tail -5 "$BUILD/python_${1}_${2}.log"; echo "python $1 $2 FAILED"; }
+}
+for data in synthetic fashion; do
+  for precision in fp16 fp32; do
+    say "reference workload: $data $precision ($STEPS steps, batch 256)"
+    run_runner "$data" "$precision"
+    run_python "$data" "$precision"
+    tail -2 "$RESULTS"
+  done
+done
+
+say "results (images/s excludes the first 3 steps; peak = CUDA caching allocator's peak)"
+$PY - "$RESULTS" <<'PYEOF'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+table = {(r[0], r[1], r[2]): r for r in rows}
+print(f"{'data':10} {'prec':5} {'runner img/s':>12} {'python img/s':>12} {'ratio':>6} {'runner MiB':>10} {'python MiB':>10}")
+for data in ("synthetic", "fashion"):
+    for precision in ("fp16", "fp32"):
+        r, p = table.get(("runner", data, precision)), table.get(("python", data, precision))
+        ri = float(r[3]) if r else 0.0
+        pi = float(p[3]) if p else 0.0
+        ratio = f"{ri / pi:.2f}" if ri and pi else "-"
+        print(f"{data:10} {precision:5} {ri:12.0f} {pi:12.0f} {ratio:>6} {r[4] if r else '-':>10} {p[4] if p else '-':>10}")
+for r in rows:
+    if r[0] == "runner" and r[2] == "fp16":
+        print(f"runner {r[1]} fp16: {r[5]} optimizer steps; loss scale every 5 steps: {r[6]}")
+PYEOF
+say "done"

@@ -1,0 +1,36 @@
+#include "engine/device_options.hpp"
+
+#include "compat/torch_compat.hpp"
+
+#if RUNNER_COMPAT_HAS_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace runner::engine {
+
+void apply_device_settings(const nlohmann::json& doc, const torch::Device& device) {
+  if (!device.is_cuda()) return;
+#if RUNNER_COMPAT_HAS_CUDA
+  // Kernels and NCCL calls without an explicit index go to the current device: make it ours.
+  if (device.has_index()) c10::cuda::set_device(device.index());
+#endif
+  compat::set_cudnn_benchmark(doc.at("launch").at("cudnn_benchmark").get<bool>());
+  compat::cuda_reset_peak_bytes(device);
+}
+
+void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model) {
+  if (!doc.at("train").at("channels_last").get<bool>()) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  for (auto& b : model.buffers())
+    if (b.dim() == 4) b.set_data(b.data().contiguous(torch::MemoryFormat::ChannelsLast));
+}
+
+bool built_with_cuda() { return compat::kHasCuda; }
+
+double peak_gpu_mib(const torch::Device& device) {
+  return static_cast<double>(compat::cuda_peak_allocated_bytes(device)) / (1024.0 * 1024.0);
+}
+
+}  // namespace runner::engine

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# runner sweep end to end on a tiny Fashion-MNIST subset: the summary (table, CSV, Markdown,
+# PNG), resume after a stop, a point failing at run time, and train.batch_size: auto under a
+# CPU memory budget. Usage: sweep_test.sh RUNNER SOURCE_DIR
+set -eu
+RUNNER=$1
+SRC=$2
+source "$SRC/tests/integration/lib.sh"
+FMNIST=/usr/share/datasets/fashion-mnist
+if [ ! -d "$FMNIST" ]; then
+  echo "skipped: $FMNIST missing (apt-get install dataset-fashion-mnist)"
+  exit 77
+fi
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+
+cat >base.yaml <<YAML
+name: tiny
+seed: 1
+launch: {num_processes: 1, device: cpu, threads_per_process: 1}
+data:
+  dataset: {name: mnist, root: $FMNIST, val_split: 50000}
+  limit: {train: 256, val: 128, test: 64}
+  train_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
+  eval_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
+  num_workers: 0
+model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
+optimizer: {name: adam, lr: 2.0e-3}
+scheduler: {name: cosine, warmup_steps: 2}
+metrics: [{name: accuracy}, {name: loss}]
+train: {epochs: 1, batch_size: 32}
+predict: {enabled: false}
+output: {tensorboard: false}
+YAML
+cat >tiny.yaml <<YAML
+base: base.yaml
+output: out
+points:
+  - {train.batch_size: 32}
+  - {train.batch_size: 16, launch.num_processes: 2}
+  - {data.dataset.root: $WORK/no_such_dataset}
+YAML
+
+# 1. A full sweep: the two good points finish, the third fails at run time, the sweep goes on
+# to the end and exits non-zero saying why.
+expect_exit 1 "$RUNNER" sweep tiny.yaml
+expect_output "1 failed"
+D=out/tiny
+for f in summary.csv summary.md summary.png; do
+  [ -s "$D/$f" ] || { echo "FAIL: $D/$f missing"; failures=$((failures + 1)); }
+done
+points=$(ls "$D" | grep -v '^summary' || true)
+[ "$(echo "$points" | wc -l)" = 3 ] || { echo "FAIL: expected 3 point folders, got: $points"; failures=$((failures + 1)); }
+p1=$(echo "$points" | sed -n 1p); p2=$(echo "$points" | sed -n 2p); p3=$(echo "$points" | sed -n 3p)
+[ -f "$D/$p1/summary.json" ] && [ -f "$D/$p2/summary.json" ] && [ ! -f "$D/$p3/summary.json" ] ||
+  { echo "FAIL: points 1, 2 should have finished and 3 not"; failures=$((failures + 1)); }
+csv=$(cat "$D/summary.csv")
+# Header, then one row per point: the processes, batches and statuses a user asked for.
+[ "$(echo "$csv" | wc -l)" = 4 ] || { echo "FAIL: summary.csv should have 4 lines"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 1p | grep -q "images/s" || { echo "FAIL: csv header lacks images/s"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 2p | grep -q ",1,32,32,fp32," || { echo "FAIL: point 1 row: $(echo "$csv" | sed -n 2p)"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 3p | grep -q ",2,16,32,fp32," || { echo "FAIL: point 2 row: $(echo "$csv" | sed -n 3p)"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 2,3p | grep -c ",done$" | grep -q 2 || { echo "FAIL: points 1-2 not done"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 4p | grep -q "failed: exit code" || { echo "FAIL: point 3 not failed with a reason: $(echo "$csv" | sed -n 4p)"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 4p | grep -q "no_such_dataset" || { echo "FAIL: point 3's reason does not name the root"; failures=$((failures + 1)); }
+grep -q "^| point " "$D/summary.md" || { echo "FAIL: summary.md has no table"; failures=$((failures + 1)); }
+head -c 8 "$D/summary.png" | od -An -c | grep -q "P   N   G" || { echo "FAIL: summary.png is not a PNG"; failures=$((failures + 1)); }
+
+# 2. Resume: point 2 left unfinished (no summary.json, a stale file) is rerun from scratch,
+# point 1 is skipped and keeps its results.
+stamp1=$(stat -c %Y "$D/$p1/summary.json")
+rm "$D/$p2/summary.json"
+touch "$D/$p2/stale_marker"
+sleep 1
+expect_exit 1 "$RUNNER" sweep tiny.yaml
+expect_output "finished earlier: skipped"
+expect_output "rerunning it from scratch"
+[ "$(stat -c %Y "$D/$p1/summary.json")" = "$stamp1" ] || { echo "FAIL: point 1 was rerun"; failures=$((failures + 1)); }
+[ -f "$D/$p2/summary.json" ] && [ ! -e "$D/$p2/stale_marker" ] ||
+  { echo "FAIL: point 2 was not rerun from scratch"; failures=$((failures + 1)); }
+grep -q ",done (earlier run)$" "$D/summary.csv" || { echo "FAIL: the skipped point is not shown as done earlier"; failures=$((failures + 1)); }
+
+# 3. A bad point fails the whole sweep up front, naming it, before anything runs.
+cat >bad.yaml <<YAML
+base: base.yaml
+output: out_bad
+points:
+  - {train.batch_size: 8}
+  - {train.batch_size: -3}
+YAML
+expect_exit 2 "$RUNNER" sweep bad.yaml
+expect_output "batch_size"
+[ ! -e out_bad/bad ] || [ -z "$(ls out_bad/bad)" ] || { echo "FAIL: a point ran before validation failed"; failures=$((failures + 1)); }
+
+# 4. train.batch_size: auto with a host-memory budget: the chosen size is logged and stored in
+# the run's config.yaml; a generous budget reaches the cap, a tight one stops below it.
+chosen_batch() { grep -E "^  batch_size: [0-9]+" "$WORK/auto_$1/config.yaml" | awk '{print $2}'; }
+for budget in 24 4000; do
+  expect_exit 0 "$RUNNER" run base.yaml --set train.batch_size=auto --set train.auto_batch.max=128 \
+    --set "train.auto_batch.memory_budget_mb=$budget" --set scheduler.warmup_steps=0 \
+    --set "output.run_dir=$WORK/auto_$budget"
+  expect_output "auto batch size:"
+done
+small=$(chosen_batch 24 || true)
+large=$(chosen_batch 4000 || true)
+[ "${large:-none}" = 128 ] || { echo "FAIL: a 4000 MiB budget should reach the cap 128, chose ${large:-none}"; failures=$((failures + 1)); }
+[ -n "$small" ] && [ "$small" -ge 1 ] && [ "$small" -lt 128 ] ||
+  { echo "FAIL: a 24 MiB budget should stop below the cap 128, chose ${small:-none}"; failures=$((failures + 1)); }
+
+finish
