@@ -23,6 +23,30 @@ void fsync_path(const std::string& path, bool directory) {
   ::close(fd);
 }
 
+// Copies the archive's values INTO the module's existing tensors, mirroring Module::save's layout
+// (parameters, buffers, then one sub-archive per child). Module::load would `set_` them instead,
+// which detaches the gradient hooks a DataParallel reducer registered: a resumed multi-rank run
+// then silently trained without averaging gradients.
+void copy_module_from(torch::nn::Module& module, torch::serialize::InputArchive& archive,
+                      const std::string& prefix) {
+  auto copy = [&](const std::string& key, torch::Tensor& target, bool is_buffer) {
+    torch::Tensor value;
+    archive.read(key, value, is_buffer);
+    if (value.sizes() != target.sizes()) {
+      throw DataError("the checkpoint's '" + prefix + key + "' has shape " +
+                      c10::str(value.sizes()) + " but the model's has " + c10::str(target.sizes()));
+    }
+    target.copy_(value);
+  };
+  for (auto& p : module.named_parameters(/*recurse=*/false)) copy(p.key(), p.value(), false);
+  for (auto& b : module.named_buffers(/*recurse=*/false)) copy(b.key(), b.value(), true);
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive child_archive;
+    archive.read(child.key(), child_archive);
+    copy_module_from(*child.value(), child_archive, prefix + child.key() + ".");
+  }
+}
+
 }  // namespace
 
 torch::Tensor cpu_rng_state() {
@@ -76,7 +100,8 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
     archive.load_from(path);
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
-    model.load(model_archive);
+    torch::NoGradGuard no_grad;
+    copy_module_from(model, model_archive, "");
     if (optimizer != nullptr) {
       torch::serialize::InputArchive optimizer_archive;
       if (archive.try_read("optimizer", optimizer_archive)) optimizer->load(optimizer_archive);
@@ -85,6 +110,8 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
     if (archive.try_read("meta", meta)) content.meta = nlohmann::json::parse(meta.toStringRef());
     torch::Tensor rng;
     if (archive.try_read("rng_states", rng)) content.rng_states = rng;
+  } catch (const DataError& e) {
+    throw DataError("cannot load checkpoint '" + path + "': " + e.what());
   } catch (const c10::Error& e) {
     std::string what = e.what_without_backtrace();
     what = what.substr(0, what.find('\n'));

@@ -1,5 +1,6 @@
 #include "engine/run_experiment.hpp"
 
+#include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -125,9 +126,16 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
-}  // namespace
+// The error that ends this rank, into its log file too (the console gets it from main()).
+void log_error_to_file(const std::string& text) {
+  for (auto& sink : spdlog::default_logger()->sinks()) {
+    if (!std::dynamic_pointer_cast<spdlog::sinks::basic_file_sink_mt>(sink)) continue;
+    sink->log(spdlog::details::log_msg("runner", spdlog::level::err, "error: " + text));
+    sink->flush();
+  }
+}
 
-int run_experiment(const config::Experiment& e, const RunOptions& options) {
+int run_in_world(const config::Experiment& e, const RunOptions& options) {
   json resolved = e.doc;  // e.doc with train.batch_size: auto resolved
   const json& doc = resolved;
   const json& launch = doc.at("launch");
@@ -178,6 +186,10 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   world->barrier();
   log::set_log_file(
       (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+  // Other ranks log to their file only (their console shows warnings): say who wrote it.
+  if (!world->is_main())
+    spdlog::info("rank {} of {} (local rank {}), run {}", world->rank(), world->world_size(),
+                 world->local_rank(), run_dir);
 
   const auto& train = doc.at("train");
   const int64_t batch =
@@ -209,6 +221,7 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
   parts.loss = build_loss(doc.at("loss"));
   parts.metrics = build_metrics(doc.at("metrics"));
+  parts.predict_only = options.predict_only;
   if (world->is_main()) {
     const auto [params, trainable] = count_parameters(*parts.model);
     auto size = [](const std::shared_ptr<data::Dataset>& d) { return d ? d->size() : size_t{0}; };
@@ -232,7 +245,8 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
     if (!options.checkpoint.empty()) {
       load_checkpoint(options.checkpoint, trainer.model(), nullptr);
     } else if (!doc.at("model").at("pretrained").is_string() && world->is_main()) {
-      spdlog::warn("predicting with freshly initialised weights: give --checkpoint or model.pretrained");
+      spdlog::warn(
+          "predicting with freshly initialised weights: give --checkpoint or model.pretrained");
     }
     const auto& predict = doc.at("predict");
     trainer.predict(predict.at("split").get<std::string>(),
@@ -272,6 +286,17 @@ int run_experiment(const config::Experiment& e, const RunOptions& options) {
   }
   world->barrier();
   return 0;
+}
+
+}  // namespace
+
+int run_experiment(const config::Experiment& e, const RunOptions& options) {
+  try {
+    return run_in_world(e, options);
+  } catch (const std::exception& err) {
+    log_error_to_file(err.what());
+    throw;
+  }
 }
 
 }  // namespace runner::engine

@@ -103,6 +103,8 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   scaler_ = std::make_unique<GradScaler>(
       so, [world](torch::Tensor& t) { world->all_reduce_(t, dist::ReduceOp::kMax); });
 
+  // Prediction needs none of the training pieces (nor a training split the schedule fits).
+  if (parts_.predict_only) return;
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   data::LoaderOptions lo;
   lo.batch_size = static_cast<size_t>(batch_size_);
@@ -433,6 +435,7 @@ MetricValues Trainer::fit() {
                    {"epoch_seconds", train_seconds},
                    {"peak_rss_mib", peak_rss_mib()},
                    {"peak_gpu_mib", peak_gpu_mib(parts_.device)}};
+    if (!epoch_complete) record["partial_epoch"] = true;
     std::string line = "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_) +
                        ": train loss " + fmt::format("{:.4f}", r.loss);
     for (const auto& [name, value] : last) {
@@ -449,7 +452,10 @@ MetricValues Trainer::fit() {
     history_["val_loss"].push_back(last.count("loss") ? last["loss"] : NAN);
     history_["metric"].push_back(last.count(best_metric_) ? last[best_metric_] : NAN);
 
-    if (last.count(best_metric_)) {
+    // Only whole epochs compete for best.pt and count for early stopping: an evaluation after a
+    // mid-epoch stop (train.max_steps) is logged, but a run resumed from there must end as if it
+    // had never stopped.
+    if (epoch_complete && last.count(best_metric_)) {
       const double value = last[best_metric_];
       if (improved(value)) {
         best_value_ = value;
@@ -459,7 +465,7 @@ MetricValues Trainer::fit() {
         if (world.is_main())
           spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_metric_, value,
                        epoch + 1);
-      } else if (epoch_complete) {
+      } else {
         ++epochs_without_improvement_;
       }
       if (patience_ > 0 && epochs_without_improvement_ >= patience_) {

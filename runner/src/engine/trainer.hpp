@@ -37,6 +37,8 @@ struct TrainerParts {
   std::vector<std::shared_ptr<metrics::Metric>> metrics;
   data::DatasetSplits splits;
   data::Pipeline train_pipeline, eval_pipeline;
+  /// runner predict: no training split, loader, scheduler or metrics files.
+  bool predict_only = false;
 };
 
 /// Validation results: metric name -> value ("loss" always present).

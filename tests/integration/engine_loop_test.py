@@ -1,0 +1,93 @@
+"""The original script's loop on a Fashion-MNIST subset, 2 CPU ranks (issue 6): the loss falls,
+validation accuracy beats chance, the kaggle submission has one row per test sample in order,
+the run directory holds every promised file; then `runner predict` (csv, 1 and 2 ranks: the same
+file, probabilities summing to 1) and `runner export`.
+Usage: engine_loop_test.py RUNNER SOURCE_DIR"""
+import csv
+import glob
+import json
+import os
+
+from engine_lib import (SOURCE, check, finish, metrics, only_run_dir, ranks_args, read_safetensors,
+                        run, tmpdir)
+
+MNIST = "/usr/share/datasets/fashion-mnist"
+if not os.path.isdir(MNIST):
+    print("skipped: no Fashion-MNIST at " + MNIST)
+    raise SystemExit(77)
+
+tmp = tmpdir()
+exp = os.path.join(SOURCE, "experiments", "quickstart.yaml")
+root = os.path.join(tmp, "runs")
+N_TEST = 300
+limits = ["--set", "data.limit.train=2048", "--set", "data.limit.val=512", "--set", f"data.limit.test={N_TEST}",
+          "--set", f"output.root={root}", "--set", "scheduler.warmup_steps=2", "--set", "train.log_every_steps=2",
+          "--set", "predict.format=kaggle", "--set", "predict.output=submission.csv"]
+code, out = run("run", [exp] + limits + ranks_args(2), timeout=180)
+run_dir = only_run_dir(root, "quickstart")
+
+# The loop: the loss falls, accuracy beats chance (0.1 on 10 classes) by far.
+steps = metrics(run_dir, "step")
+check(len(steps) >= 4, f"expected step records every 2 steps of 16, got {len(steps)}")
+if steps:
+    check(steps[-1]["loss"] < steps[0]["loss"], f"loss did not fall: {steps[0]['loss']} -> {steps[-1]['loss']}")
+epochs = metrics(run_dir, "epoch")
+check(len(epochs) == 1, f"expected one epoch record, got {len(epochs)}")
+if epochs:
+    check(epochs[-1].get("val_accuracy", 0) > 0.3, f"validation accuracy {epochs[-1].get('val_accuracy')} <= 0.3")
+
+# The run directory.
+for name in ["config.yaml", "command.txt", "env.json", "logs/rank0.log", "logs/rank1.log", "metrics.jsonl",
+             "metrics.csv", "checkpoints/best.pt", "checkpoints/last.pt", "curves.png", "summary.json",
+             "submission.csv"]:
+    path = os.path.join(run_dir, name)
+    check(os.path.isfile(path) and os.path.getsize(path) > 0, f"run directory lacks {name} (or it is empty)")
+check(glob.glob(os.path.join(run_dir, "tensorboard", "events.out.tfevents.*")), "no tensorboard event file")
+check(not glob.glob(os.path.join(run_dir, "**", "*.tmp"), recursive=True), "a .tmp file was left behind")
+with open(os.path.join(run_dir, "curves.png"), "rb") as f:
+    check(f.read(8) == b"\x89PNG\r\n\x1a\n", "curves.png is not a PNG")
+with open(os.path.join(run_dir, "summary.json")) as f:
+    summary = json.load(f)
+check(summary.get("world_size") == 2 and summary.get("optimizer_steps") == 16, f"summary.json: {summary}")
+with open(os.path.join(run_dir, "metrics.csv")) as f:
+    rows = list(csv.DictReader(f))
+check(len(rows) == len(steps) + len(epochs), f"metrics.csv has {len(rows)} rows, metrics.jsonl {len(steps) + len(epochs)}")
+
+# The kaggle submission: ImageId 1..N in order, a label in 0..9 each.
+with open(os.path.join(run_dir, "submission.csv")) as f:
+    lines = f.read().splitlines()
+check(lines[:1] == ["ImageId,Label"], f"submission header {lines[:1]}")
+ids = [line.split(",")[0] for line in lines[1:]]
+check(ids == [str(i) for i in range(1, N_TEST + 1)], f"ImageIds are not 1..{N_TEST} in order ({len(ids)} rows)")
+check(all(line.split(",")[1] in [str(c) for c in range(10)] for line in lines[1:]), "a label outside 0..9")
+
+
+def predict(ranks, output):
+    run("predict", [exp, "--checkpoint", os.path.join(run_dir, "checkpoints", "best.pt"), "--output", output,
+                    "--set", "predict.format=csv"] + limits[:6] + ["--set", f"output.root={tmp}/predict"] +
+        ranks_args(ranks), timeout=120)
+    with open(output) as f:
+        return f.read()
+
+
+one = predict(1, os.path.join(tmp, "p1.csv"))
+two = predict(2, os.path.join(tmp, "p2.csv"))
+check(one != "" and one == two, "runner predict on 1 and 2 ranks wrote different files")
+rows = list(csv.reader(one.splitlines()))
+check(rows[:1] == [["index", "label"] + [f"prob_{c}" for c in range(10)]], f"csv header {rows[:1]}")
+check([r[0] for r in rows[1:]] == [str(i) for i in range(N_TEST)], "csv index is not 0..N-1 in order")
+for r in rows[1:]:
+    probs = [float(p) for p in r[2:]]
+    if abs(sum(probs) - 1) > 1e-4 or int(r[1]) != max(range(10), key=lambda c: probs[c]):
+        check(False, f"csv row {r}: probabilities do not sum to 1 or label is not their argmax")
+        break
+# The same weights predict the same labels as the submission written after training.
+check([r[1] for r in rows[1:]] == [line.split(",")[1] for line in lines[1:]],
+      "runner predict --checkpoint best.pt disagrees with the run's own submission")
+
+# Export: model.safetensors beside the run, readable, with the classifier's shape.
+run("export", [run_dir])
+tensors = read_safetensors(os.path.join(run_dir, "model.safetensors")) if os.path.exists(
+    os.path.join(run_dir, "model.safetensors")) else {}
+check(any(shape == [10, 128] for _, shape, _ in tensors.values()), "model.safetensors lacks a 10x128 classifier")
+finish()
