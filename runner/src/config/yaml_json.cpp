@@ -188,7 +188,7 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin, So
   marks.set_fallback(origin);
   marks.set("", Mark{origin, 1, 1}, Mark{origin, 1, 1});
   nlohmann::json out = convert(root, origin, "", marks);
-  if (out.is_null()) out = nlohmann::json::object();
+  if (out.is_null() && require_mapping) out = nlohmann::json::object();
   if (require_mapping && !out.is_object()) {
     fail(Mark{origin, 1, 1}, "the document must be a mapping of keys (name:, model:, ...)");
   }

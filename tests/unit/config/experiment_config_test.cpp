@@ -128,6 +128,9 @@ TEST_F(ExperimentConfig, SetValuesAreTypedByTheSchema) {
   EXPECT_EQ(e.doc["data"]["train_transforms"][0]["p"], 1);
   EXPECT_EQ(e.doc["train"]["batch_size"], "auto");
   EXPECT_EQ(e.doc["launch"]["num_processes"], 2);
+  // null (or ~, or nothing) resets an optional key.
+  const auto reset = load_experiment(path, {"train.max_steps=5", "train.max_steps=null"});
+  EXPECT_TRUE(reset.doc["train"]["max_steps"].is_null());
 }
 
 TEST_F(ExperimentConfig, MissingIncludeFileIsNamed) {
