@@ -26,6 +26,15 @@ Mark mark_of(const YAML::Mark& m, const std::string& origin) {
 
 bool is_plain(const YAML::Node& node) { return node.Tag() == "?"; }
 
+// YAML allows no raw C0 control characters but tab and line breaks, nor DEL (escapes can still
+// make them, and nothing in a config needs them).
+bool has_control_character(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f;
+  });
+}
+
 std::string escape_token(const std::string& token) {
   std::string out;
   for (char c : token)
@@ -39,6 +48,10 @@ nlohmann::json scalar_value(const YAML::Node& node, const std::string& origin,
   const std::string where = at.to_string() + ": " + path;
   const std::string tag = node.Tag();
   std::string text = interpolate_env(node.Scalar(), where);
+  if (has_control_character(text)) {
+    fail(at, path + ": the value contains a control character (only tab and line breaks may appear "
+                    "in a config's text)");
+  }
   if (is_plain(node)) return typed_plain_scalar(text);
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return text;
   if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
@@ -82,6 +95,11 @@ nlohmann::json convert(const YAML::Node& node, const std::string& origin,
         const Mark key_at = mark_of(kv.first.Mark(), origin);
         if (!kv.first.IsScalar()) fail(key_at, path + ": keys must be plain strings");
         const std::string key = kv.first.Scalar();
+        // Keys name settings: control characters there are typos at best, and unprintable.
+        if (has_control_character(key) || key.find_first_of("\t\r\n") != std::string::npos) {
+          fail(key_at, (pointer.empty() ? std::string("") : path + ": ") +
+                           "a key contains a control character: keys must be printable text");
+        }
         if (out.contains(key)) {
           fail(key_at, (pointer.empty() ? key : path + "." + key) +
                            ": duplicate key (each key may appear once in a mapping)");
@@ -118,9 +136,10 @@ nlohmann::json typed_plain_scalar(const std::string& s) {
     if (std::regex_match(s, oct_re)) return std::stoll(s.substr(2), nullptr, 8);
     if (std::regex_match(s, hex_re)) return std::stoll(s.substr(2), nullptr, 16);
   } catch (const std::out_of_range&) {
-    return std::stod(s);  // beyond int64: keep it as a number
+    return std::strtod(s.c_str(), nullptr);  // beyond int64: keep it as a number
   }
-  if (std::regex_match(s, float_re)) return std::stod(s);
+  // strtod, not stod: out-of-range values become inf or 0 instead of throwing.
+  if (std::regex_match(s, float_re)) return std::strtod(s.c_str(), nullptr);
   if (std::regex_match(s, inf_re))
     return s[0] == '-' ? -std::numeric_limits<double>::infinity()
                        : std::numeric_limits<double>::infinity();

@@ -251,7 +251,9 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       logits = model.forward(images);
     }
     const torch::Tensor loss = parts_.loss->compute(logits.to(torch::kFloat), labels);
-    const torch::Tensor scaled = scaler_->scale(loss / static_cast<double>(accum_));
+    // The gradient is the mean over the accumulation window; the epoch's last window may be short.
+    const int64_t window = std::min(accum_, num_batches - (batches_done_ - micro));
+    const torch::Tensor scaled = scaler_->scale(loss / static_cast<double>(window));
     data_parallel_->before_backward({scaled}, sync);
     scaled.backward();
 
