@@ -49,8 +49,9 @@ nlohmann::json scalar_value(const YAML::Node& node, const std::string& origin,
   const std::string tag = node.Tag();
   std::string text = interpolate_env(node.Scalar(), where);
   if (has_control_character(text)) {
-    fail(at, path + ": the value contains a control character (only tab and line breaks may appear "
-                    "in a config's text)");
+    fail(at, path +
+                 ": the value contains a control character (only tab and line breaks may appear "
+                 "in a config's text)");
   }
   if (is_plain(node)) return typed_plain_scalar(text);
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return text;
@@ -177,11 +178,16 @@ size_t invalid_utf8_at(const std::string& s) {
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
     size_t length = 0;
-    if (c < 0x80) length = 1;
-    else if (c >= 0xC2 && c <= 0xDF) length = 2;
-    else if (c >= 0xE0 && c <= 0xEF) length = 3;
-    else if (c >= 0xF0 && c <= 0xF4) length = 4;
-    else return i;
+    if (c < 0x80)
+      length = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      length = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+      length = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+      length = 4;
+    else
+      return i;
     if (i + length > s.size()) return i;
     for (size_t k = 1; k < length; ++k)
       if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
@@ -195,7 +201,9 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin, So
   if (const size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
     const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + bad, '\n'));
     const size_t line_start = text.rfind('\n', bad == 0 ? 0 : bad - 1);
-    const int column = static_cast<int>(bad - (line_start == std::string::npos || bad == 0 ? 0 : line_start + 1)) + 1;
+    const int column =
+        static_cast<int>(bad - (line_start == std::string::npos || bad == 0 ? 0 : line_start + 1)) +
+        1;
     fail(Mark{origin, line, column}, "the file is not valid UTF-8 text (save it as UTF-8)");
   }
   YAML::Node root;

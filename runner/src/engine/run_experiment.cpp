@@ -206,7 +206,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   }
 
   torch::manual_seed(doc.at("seed").get<uint64_t>());
-  if (doc.at("train").at("deterministic").get<bool>()) at::globalContext().setDeterministicAlgorithms(true, false);
+  if (doc.at("train").at("deterministic").get<bool>())
+    at::globalContext().setDeterministicAlgorithms(true, false);
   TrainerParts parts;
   parts.world = world;
   parts.device = device;

@@ -21,7 +21,11 @@ void register_user(runner::Registries& r) {
        {"additionalProperties", false},
        {"properties",
         {{"bits",
-          {{"type", "integer"}, {"minimum", 1}, {"maximum", 8}, {"default", 4}, {"description", "bits kept"}}}}}},
+          {{"type", "integer"},
+           {"minimum", 1},
+           {"maximum", 8},
+           {"default", 4},
+           {"description", "bits kept"}}}}}},
       "Keeps the top bits of each pixel (a user plugin built out of tree).");
 }
 

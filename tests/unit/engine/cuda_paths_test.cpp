@@ -15,9 +15,10 @@ namespace {
 using runner::engine::GradScaler;
 using runner::engine::GradScalerOptions;
 
-#define REQUIRE_CUDA()                                                                          \
-  if (!torch::cuda::is_available() || !runner::engine::built_with_cuda()) GTEST_SKIP() << "no " \
-                                                                                          "CUDA"
+#define REQUIRE_CUDA()                                                    \
+  if (!torch::cuda::is_available() || !runner::engine::built_with_cuda()) \
+  GTEST_SKIP() << "no "                                                   \
+                  "CUDA"
 
 TEST(CudaPaths, CpuDeviceReportsNoGpuMemory) {
   EXPECT_EQ(runner::engine::peak_gpu_mib(torch::Device(torch::kCPU)), 0.0);
