@@ -82,7 +82,7 @@ void apply_override(nlohmann::json& doc, const Override& o, SourceMap& marks,
       throw ConfigError(origin + ": " + walked + ": cannot set a key inside a " +
                         std::string(cur->type_name()) + " value");
     }
-    pointer += "/" + part;
+    pointer += "/" + escape_pointer_token(part);
     // Keys that only this override creates are reported at the override.
     if (marks.value_mark(pointer).origin != origin && marks.key_mark(pointer).line == 0)
       marks.set(pointer, Mark{origin, 0, 0}, Mark{origin, 0, 0});

@@ -29,13 +29,6 @@ const json* resolve(const json* schema, const json& root) {
   return schema;
 }
 
-std::string escape_token(const std::string& token) {
-  std::string out;
-  for (char c : token)
-    out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-  return out;
-}
-
 std::string json_type_name(const json& v) {
   if (v.is_null()) return "null";
   if (v.is_boolean()) return "boolean";
@@ -131,7 +124,7 @@ void find_unknown_keys(const json& value, const json& schema, const json& root,
     std::vector<std::string> known;
     for (auto it = props.begin(); it != props.end(); ++it) known.push_back(it.key());
     for (auto it = value.begin(); it != value.end(); ++it) {
-      const std::string child = pointer + "/" + escape_token(it.key());
+      const std::string child = pointer + "/" + escape_pointer_token(it.key());
       if (props.contains(it.key())) {
         find_unknown_keys(it.value(), props.at(it.key()), root, child, marks, issues);
       } else if (closed) {
@@ -155,7 +148,7 @@ std::string pointer_of(const std::vector<std::string>& context, const json& valu
   for (const auto& c : context) {
     if (c.size() < 2 || c.front() != '[' || c.back() != ']') continue;
     const std::string token = c.substr(1, c.size() - 2);
-    pointer += "/" + escape_token(token);
+    pointer += "/" + escape_pointer_token(token);
     if (cur && cur->is_object() && cur->contains(token)) {
       cur = &cur->at(token);
     } else if (cur && cur->is_array()) {

@@ -51,9 +51,7 @@ void SourceMap::erase_below(const std::string& pointer) {
   }
 }
 
-namespace {
-// RFC 6901 escaping of one reference token.
-std::string escape_token(const std::string& token) {
+std::string escape_pointer_token(const std::string& token) {
   std::string out;
   for (char c : token) {
     if (c == '~')
@@ -65,6 +63,8 @@ std::string escape_token(const std::string& token) {
   }
   return out;
 }
+
+namespace {
 std::string unescape_token(const std::string& token) {
   std::string out;
   for (size_t i = 0; i < token.size(); ++i) {
@@ -85,7 +85,7 @@ std::string pointer_from_path(const std::string& dotted) {
   size_t start = 0;
   while (true) {
     const size_t dot = dotted.find('.', start);
-    out += "/" + escape_token(dotted.substr(start, dot - start));
+    out += "/" + escape_pointer_token(dotted.substr(start, dot - start));
     if (dot == std::string::npos) break;
     start = dot + 1;
   }

@@ -35,6 +35,9 @@ class SourceMap {
   std::string fallback_;
 };
 
+/// RFC 6901 escaping of one JSON-pointer reference token ("a/b" -> "a~1b").
+std::string escape_pointer_token(const std::string& token);
+
 /// JSON pointer of a dotted key path ("data.train_transforms.0.p" -> "/data/train_transforms/0/p").
 std::string pointer_from_path(const std::string& dotted);
 /// Dotted key path of a JSON pointer ("/optimizer/lr" -> "optimizer.lr"; "" -> "<root>").

@@ -35,13 +35,6 @@ bool has_control_character(const std::string& s) {
   });
 }
 
-std::string escape_token(const std::string& token) {
-  std::string out;
-  for (char c : token)
-    out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
-  return out;
-}
-
 nlohmann::json scalar_value(const YAML::Node& node, const std::string& origin,
                             const std::string& path) {
   const Mark at = mark_of(node.Mark(), origin);
@@ -105,7 +98,7 @@ nlohmann::json convert(const YAML::Node& node, const std::string& origin,
           fail(key_at, (pointer.empty() ? key : path + "." + key) +
                            ": duplicate key (each key may appear once in a mapping)");
         }
-        const std::string child = pointer + "/" + escape_token(key);
+        const std::string child = pointer + "/" + escape_pointer_token(key);
         Mark value_at = mark_of(kv.second.Mark(), origin);
         if (value_at.line == 0) value_at = key_at;  // null values carry no mark
         marks.set(child, key_at, value_at);

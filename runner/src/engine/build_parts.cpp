@@ -38,15 +38,6 @@ data::DatasetSplits build_datasets(const config::Experiment& e) {
   return splits;
 }
 
-std::vector<std::shared_ptr<data::Transform>> build_transforms(const json& list) {
-  std::vector<std::shared_ptr<data::Transform>> out;
-  for (const auto& item : list) {
-    const auto& entry = registries().transforms.at(item.at("name").get<std::string>());
-    out.push_back(entry.factory(plugin_params(item)));
-  }
-  return out;
-}
-
 std::shared_ptr<models::Model> build_model(const json& section, const std::string& config_dir) {
   (void)config_dir;
   const auto& entry = registries().models.at(section.at("backbone").get<std::string>());

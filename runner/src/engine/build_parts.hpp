@@ -23,9 +23,6 @@ nlohmann::json plugin_params(const nlohmann::json& section, const std::string& s
 /// The dataset's splits with `data.limit` applied. Requires a validated experiment.
 data::DatasetSplits build_datasets(const config::Experiment& e);
 
-/// The transforms of a validated `data.*_transforms` list, in order.
-std::vector<std::shared_ptr<data::Transform>> build_transforms(const nlohmann::json& list);
-
 /// The model of a validated `model:` section, with `pretrained` weights loaded when it names a
 /// file (relative to `config_dir`).
 std::shared_ptr<models::Model> build_model(const nlohmann::json& section,

@@ -1,7 +1,8 @@
 #include "engine/dry_run.hpp"
 
 #include "engine/build_parts.hpp"
-#include "runner/data/rng.hpp"
+#include "runner/data/pipeline.hpp"
+#include "runner/registries.hpp"
 
 namespace runner::engine {
 
@@ -14,8 +15,10 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
   const int accum = train.at("grad_accum_steps").get<int>();
 
   const auto splits = build_datasets(e);
-  const auto train_tf = build_transforms(doc.at("data").at("train_transforms"));
-  const auto eval_tf = build_transforms(doc.at("data").at("eval_transforms"));
+  const auto train_tf =
+      data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+  const auto eval_tf =
+      data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   auto model = build_model(doc.at("model"), e.dir);
   auto optimizer = build_optimizer(doc.at("optimizer"), *model);
   build_loss(doc.at("loss"));
@@ -26,8 +29,7 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
   std::string sample_shape = "n/a";
   if (splits.train && splits.train->size() > 0) {
     auto sample = splits.train->get(0);
-    data::Rng rng(doc.at("seed").get<uint64_t>(), 0, 0);
-    for (const auto& t : train_tf) t->apply(sample.image, rng);
+    train_tf.apply(sample, doc.at("seed").get<uint64_t>(), 0, 0);
     sample_shape = std::to_string(sample.image.rows) + "x" + std::to_string(sample.image.cols) +
                    "x" + std::to_string(sample.image.channels());
   }
