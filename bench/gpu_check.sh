@@ -84,8 +84,12 @@ grep -E "^(Torch_DIR|OpenCV_DIR|yaml-cpp_DIR|spdlog_DIR|Boost_DIR|GTest_DIR|VALI
 [ "${GPU_CHECK_UNTIL:-}" = configure ] && exit 0
 
 say "building runner and unit_engine"
-cmake --build "$BUILD" --target runner unit_engine -j "$(nproc)" >"$BUILD.build.log" 2>&1 ||
-  { grep -E "error|Error" "$BUILD.build.log" | head -40; die "build failed (log: $BUILD.build.log)"; }
+# -k 0: one call shows every compile error (device time is too short for one error per try).
+KEEP_GOING=(-k 0)
+[ "${GEN[1]}" = Ninja ] || KEEP_GOING=(-k)
+cmake --build "$BUILD" --target runner unit_engine -j "$(nproc)" -- "${KEEP_GOING[@]}" >"$BUILD.build.log" 2>&1 ||
+  { grep -E "error:|Error [0-9]|undefined reference" "$BUILD.build.log" | sort -u | head -80
+    die "build failed (log: $BUILD.build.log)"; }
 RUNNER=$BUILD/runner/runner
 UNIT_ENGINE=$(find "$BUILD" -name unit_engine -type f | head -1)
 

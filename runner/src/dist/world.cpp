@@ -151,25 +151,38 @@ std::string choose_backend(const std::string& requested) {
   throw ConfigError("launch.backend '" + requested + "' is not one of auto, gloo, nccl");
 }
 
+int cuda_index_of(const launch::WorldEnv& env, const std::vector<int>& gpu_ids) {
+  if (gpu_ids.empty()) return env.local_rank;
+  if (env.local_rank >= static_cast<int>(gpu_ids.size())) {
+    throw ConfigError("launch.gpu_ids lists " + std::to_string(gpu_ids.size()) + " GPU(s) for " +
+                      std::to_string(env.local_world_size) + " local ranks (rank " +
+                      std::to_string(env.rank) + " is local rank " +
+                      std::to_string(env.local_rank) + "); list one id per local rank");
+  }
+  return gpu_ids[env.local_rank];
+}
+
 bool needs_fp32_transport(const torch::Tensor& tensor) {
   return tensor.scalar_type() == torch::kBFloat16 || tensor.scalar_type() == torch::kHalf;
 }
 
 }  // namespace
 
-World::World(launch::WorldEnv env, std::string backend, std::unique_ptr<Impl> impl)
-    : env_(std::move(env)), backend_(std::move(backend)), impl_(std::move(impl)) {}
+World::World(launch::WorldEnv env, std::string backend, std::unique_ptr<Impl> impl, int cuda_index)
+    : env_(std::move(env)),
+      backend_(std::move(backend)),
+      cuda_index_(cuda_index),
+      impl_(std::move(impl)) {}
 
 World::~World() = default;
 
 std::shared_ptr<World> World::single() {
-  return std::shared_ptr<World>(new World(launch::WorldEnv{}, "none", nullptr));
+  return std::shared_ptr<World>(new World(launch::WorldEnv{}, "none", nullptr, 0));
 }
 
 std::shared_ptr<World> World::init(const WorldOptions& options) {
   auto env = launch::detect_world_env();
-  if (!env) return single();
-  return init(*env, options);
+  return init(env ? *env : launch::WorldEnv{}, options);
 }
 
 std::shared_ptr<World> World::init(const launch::WorldEnv& env, const WorldOptions& options) {
@@ -178,7 +191,9 @@ std::shared_ptr<World> World::init(const launch::WorldEnv& env, const WorldOptio
                       std::to_string(options.timeout_s) + ")");
   }
   std::string backend = choose_backend(options.backend);
-  if (env.world_size == 1) return std::shared_ptr<World>(new World(env, "none", nullptr));
+  const int cuda_index = cuda_index_of(env, options.gpu_ids);
+  if (env.world_size == 1)
+    return std::shared_ptr<World>(new World(env, "none", nullptr, cuda_index));
   auto impl = std::make_unique<Impl>();
   impl->timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   impl->endpoint = endpoint_of(env);
@@ -200,11 +215,11 @@ std::shared_ptr<World> World::init(const launch::WorldEnv& env, const WorldOptio
                 " process group (rendezvous at " + impl->endpoint +
                 ") failed: " + e.what_without_backtrace());
   }
-  return std::shared_ptr<World>(new World(env, backend, std::move(impl)));
+  return std::shared_ptr<World>(new World(env, backend, std::move(impl), cuda_index));
 }
 
 torch::Device World::device() const {
-  if (backend_ == "nccl") return torch::Device(torch::kCUDA, env_.local_rank);
+  if (backend_ == "nccl") return torch::Device(torch::kCUDA, cuda_index_);
   return torch::Device(torch::kCPU);
 }
 

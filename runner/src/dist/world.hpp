@@ -20,6 +20,8 @@ struct WorldOptions {
   std::string backend =
       "auto";  ///< "auto" (nccl on CUDA when built with it, else gloo), "gloo", "nccl"
   double timeout_s = 300.0;  ///< rendezvous and collective timeout
+  /// launch.gpu_ids: the CUDA device of local rank i is gpu_ids[i]; empty: cuda:local_rank.
+  std::vector<int> gpu_ids;
 };
 
 /// Reductions; kAvg is a sum divided by the world size (Gloo has no AVG).
@@ -51,8 +53,10 @@ class World {
   bool distributed() const { return env_.world_size > 1; }
   /// "none" (single process), "gloo" or "nccl".
   const std::string& backend() const { return backend_; }
-  /// Where this rank's tensors live for collectives: cuda:local_rank with NCCL, else CPU.
+  /// Where this rank's tensors live for collectives: cuda:cuda_index() with NCCL, else CPU.
   torch::Device device() const;
+  /// The CUDA device this rank uses when it uses one: gpu_ids[local_rank], else local_rank.
+  int cuda_index() const { return cuda_index_; }
   const launch::WorldEnv& env() const { return env_; }
 
   /// Blocks until every rank has reached it (accelerate's wait_for_everyone).
@@ -75,10 +79,11 @@ class World {
   Impl* impl() const { return impl_.get(); }
 
  private:
-  World(launch::WorldEnv env, std::string backend, std::unique_ptr<Impl> impl);
+  World(launch::WorldEnv env, std::string backend, std::unique_ptr<Impl> impl, int cuda_index);
 
   launch::WorldEnv env_;
   std::string backend_;
+  int cuda_index_ = 0;
   std::unique_ptr<Impl> impl_;
 };
 

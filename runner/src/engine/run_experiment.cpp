@@ -109,14 +109,7 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
                       "); run on CPU with --cpu or --set launch.device=cpu");
   }
   if (wanted == "cpu" || !cuda) return torch::kCPU;
-  const auto& ids = launch.at("gpu_ids");
-  int index = world.local_rank();
-  if (!ids.empty()) {
-    if (world.local_rank() >= static_cast<int>(ids.size()))
-      throw ConfigError("launch.gpu_ids lists " + std::to_string(ids.size()) + " GPU(s) for " +
-                        std::to_string(world.local_world_size()) + " local ranks");
-    index = ids[world.local_rank()].get<int>();
-  }
+  const int index = world.cuda_index();  // launch.gpu_ids[local_rank] or local_rank
   if (index >= static_cast<int>(torch::cuda::device_count()))
     throw ConfigError("local rank " + std::to_string(world.local_rank()) +
                       " needs cuda:" + std::to_string(index) + " but only " +
@@ -142,6 +135,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   dist::WorldOptions wo;
   wo.backend = launch.at("backend").get<std::string>();
   wo.timeout_s = launch.at("timeout_s").get<double>();
+  wo.gpu_ids = launch.at("gpu_ids").get<std::vector<int>>();
   if (launch.at("device").get<std::string>() == "cpu" && wo.backend == "auto") wo.backend = "gloo";
   auto world = dist::World::init(wo);
   log::init_logging(

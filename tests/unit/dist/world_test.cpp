@@ -67,6 +67,26 @@ TEST(WorldInit, WorldOfOneNeedsNoProcessGroup) {
   EXPECT_EQ(world->impl(), nullptr);
 }
 
+TEST(WorldInit, GpuIdsPickTheCudaDeviceOfEachLocalRank) {
+  launch::WorldEnv env;
+  WorldOptions options;
+  EXPECT_EQ(World::init(env, options)->cuda_index(), 0);  // no gpu_ids: cuda:local_rank
+  options.gpu_ids = {3, 1};
+  EXPECT_EQ(World::init(env, options)->cuda_index(), 3);
+  env.local_rank = 1;
+  env.local_world_size = 2;
+  EXPECT_EQ(World::init(env, options)->cuda_index(), 1);
+  options.gpu_ids = {3};  // one id for two local ranks
+  try {
+    World::init(env, options);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("launch.gpu_ids lists 1 GPU(s) for 2 local ranks"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(WorldInit, UnknownBackendIsAConfigError) {
   WorldOptions options;
   options.backend = "mpi";
