@@ -45,12 +45,26 @@ if [ ! -f "$PREFIX/.done" ]; then
     so=$(basename "$c" .c)
     cc -shared -fPIC -o "$PREFIX/stubs/$so" -Wl,-soname,"$so" "$c" || die "building stub $so failed"
   done
+  # Development links point at absolute paths (libz.so -> /lib/...): point them into the prefix,
+  # or the linker falls back to a static archive built without -fPIC.
+  find "$PREFIX" -type l | while read -r link; do
+    target=$(readlink "$link")
+    case $target in /*) [ -e "$PREFIX$target" ] && ln -sfn "$PREFIX$target" "$link" ;; esac
+  done
   # dpkg -x runs no maintainer scripts: make the BLAS/LAPACK alternatives' links by hand.
   ln -sf blas/libblas.so.3 "$LIB/libblas.so.3"
   ln -sf lapack/liblapack.so.3 "$LIB/liblapack.so.3"
   touch "$PREFIX/.done"
 fi
 du -sh "$PREFIX"
+# PyTorch bundles fmt 12 in torch/include, which comes first among the system include dirs;
+# Debian's spdlog 1.10 (and its compiled library) need fmt 9. An -I dir holding only fmt 9 is
+# searched before every -isystem dir; fmt/base.h (new in fmt 11) maps to fmt 9's core.h.
+FMT_FIRST=$BUILD/fmt9-first
+if [ ! -f "$FMT_FIRST/fmt/base.h" ]; then
+  mkdir -p "$FMT_FIRST" && cp -r "$PREFIX/usr/include/fmt" "$FMT_FIRST/"
+  printf '#pragma once\n#include <fmt/core.h>\n' >"$FMT_FIRST/fmt/base.h"
+fi
 
 say "configuring"
 TORCH_CMAKE=$($PY -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
@@ -68,14 +82,14 @@ if ! command -v nvcc >/dev/null; then
     [ -f "$dir/include/cuda_runtime_api.h" ] && CUDA_ARGS=("-DCUDAToolkit_ROOT=$dir") && break
   done
 fi
-LINK_PATHS="$LIB:$LIB/blas:$LIB/lapack:$PREFIX/stubs:$TORCH_LIB"
+LINK_PATHS="$LIB:$PREFIX/lib/x86_64-linux-gnu:$LIB/blas:$LIB/lapack:$PREFIX/stubs:$TORCH_LIB"
 export LD_LIBRARY_PATH="$LINK_PATHS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "generator ${GEN[*]}; torch cmake $TORCH_CMAKE; ${CUDA_ARGS[*]:-nvcc: $(command -v nvcc)}"
 cmake -S . -B "$BUILD" "${GEN[@]}" "${CUDA_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_CMAKE" -DCMAKE_LIBRARY_ARCHITECTURE=x86_64-linux-gnu \
   -DOpenCV_DIR="$ROOT/bench/gpu/cmake" -DRUNNER_DEPS_ROOT="$PREFIX" \
   -DBoost_DIR="$LIB/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON \
-  -DRUNNER_USE_CCACHE=OFF -DRUNNER_BUILD_BENCH=OFF \
+  -DRUNNER_USE_CCACHE=OFF -DRUNNER_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="-I$FMT_FIRST" \
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LINK_PATHS" \
   -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$LINK_PATHS" >"$BUILD.configure.log" 2>&1 ||
   { tail -40 "$BUILD.configure.log"; die "configure failed (log: $BUILD.configure.log)"; }
