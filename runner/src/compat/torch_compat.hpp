@@ -34,6 +34,7 @@
 // Debian's 1.13 ships c10/cuda headers too, but they need cuda_runtime_api.h.
 #if defined(RUNNER_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>) && \
     __has_include(<cuda_runtime_api.h>)
+#include <ATen/ATen.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #define RUNNER_COMPAT_HAS_CUDA 1
 #else
@@ -233,11 +234,20 @@ inline void set_autocast(c10::DeviceType device_type, at::ScalarType dtype, bool
   if (!enabled) at::autocast::clear_cache();
 }
 
+namespace detail {
+/// The caching allocator's statistics calls throw "Invalid device argument" until CUDA is
+/// initialised (lazily, by the first CUDA tensor): make one.
+inline void ensure_cuda_initialised(const c10::Device& device) {
+  (void)at::empty({1}, at::TensorOptions().device(device).dtype(at::kByte));
+}
+}  // namespace detail
+
 /// Peak bytes the CUDA caching allocator has handed out on `device` since the last reset;
 /// 0 for a CPU device or a build without CUDA.
 inline int64_t cuda_peak_allocated_bytes(const c10::Device& device) {
 #if RUNNER_COMPAT_HAS_CUDA
   if (!device.is_cuda()) return 0;
+  detail::ensure_cuda_initialised(device);
   const auto index = device.has_index() ? device.index() : c10::DeviceIndex{0};
   const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
   return stats.allocated_bytes[0].peak;  // [0]: StatType::AGGREGATE (all pools), in 1.x and 2.x
@@ -250,9 +260,10 @@ inline int64_t cuda_peak_allocated_bytes(const c10::Device& device) {
 /// Starts a new peak for cuda_peak_allocated_bytes; no effect on CPU or without CUDA.
 inline void cuda_reset_peak_bytes(const c10::Device& device) {
 #if RUNNER_COMPAT_HAS_CUDA
-  if (device.is_cuda())
-    c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index()
-                                                                       : c10::DeviceIndex{0});
+  if (!device.is_cuda()) return;
+  detail::ensure_cuda_initialised(device);
+  c10::cuda::CUDACachingAllocator::resetPeakStats(device.has_index() ? device.index()
+                                                                     : c10::DeviceIndex{0});
 #else
   (void)device;
 #endif
