@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <torch/torch.h>
@@ -33,9 +34,18 @@ int main(int argc, char** argv) {
                                  {"drop_path_rate", 0.0},
                                  {"pretrained", false}};
   auto model = runner::registries().models.at(name).factory(params);
+  // FLOOR_CHANNELS_LAST=1: NHWC weights and inputs, as train.channels_last does in the trainer.
+  const char* cl = std::getenv("FLOOR_CHANNELS_LAST");
+  const bool channels_last = cl != nullptr && std::string(cl) == "1";
+  if (channels_last) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : model->parameters())
+      if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  }
   model->train();
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
-  const torch::Tensor x = torch::randn({batch, 1, size, size});
+  torch::Tensor x = torch::randn({batch, 1, size, size});
+  if (channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
   const torch::Tensor y = torch::randint(0, 10, {batch});
   auto step = [&] {
     optimizer.zero_grad();

@@ -2,7 +2,7 @@
 # (find_package(runner) -> runner::core) under CMAKE_INSTALL_PREFIX, so plugins build out of tree.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS runner runner_core runner_builtins
+install(TARGETS runner runner_engine runner_core runner_builtins
         EXPORT runnerTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -69,7 +69,8 @@ class Trainer {
   int64_t optimizer_steps() const { return optimizer_steps_; }
   /// Wall-clock time (seconds since the Unix epoch) when this run's first optimizer step ended.
   double first_step_unix_time() const { return first_step_unix_time_; }
-  /// Mean training time per completed epoch in this run (seconds; validation excluded).
+  /// Mean training time per epoch pass in this run (seconds; validation excluded); a pass cut
+  /// short by train.max_steps or begun mid-epoch by a resume counts as it ran.
   double mean_epoch_seconds() const {
     return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
   }
