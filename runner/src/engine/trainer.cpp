@@ -379,10 +379,13 @@ torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& data
   while (auto batch = loader.next()) {
     torch::Tensor logits;
     {
+      // Inference mode skips autograd's version counters and view tracking too; the logits
+      // leave it as a plain copy, so the collectives below see an ordinary tensor.
+      c10::InferenceMode inference;
       AutocastGuard autocast(parts_.precision, parts_.device);
-      logits = parts_.model->forward(batch->images.to(parts_.device, true));
+      logits = parts_.model->forward(batch->images.to(parts_.device, true)).to(torch::kFloat);
     }
-    logits = logits.to(torch::kFloat);
+    logits = logits.clone();
     const auto valid = batch->padding.logical_not().to(logits.device());
     parts.push_back(dist::gather_for_metrics(world, logits, valid).cpu());
   }
