@@ -6,7 +6,9 @@
 #   MODE=full bench/run.sh       whole epochs on all the data (hours on 2 cores)
 #   REPS=3 CONFIGS="small_cnn_28_1x2 resnet18_56_2x1" STEPS_SCALE=2 bench/run.sh
 # Env: BUILD_DIR (build), RUNNER and FLOOR (the binaries, default under BUILD_DIR), PYTHON (/usr/bin/python3), OUT (bench/out), REPS (2), MODE (quick),
-#      STEPS_SCALE (1: multiplies the quick steps), PY_FLOOR (1: also time the Python floor).
+#      STEPS_SCALE (1: multiplies the quick steps), PY_FLOOR (1: also time the Python floor),
+#      BUSY (0: number of busy-loop processes competing for the cores during the whole run, to see
+#      how each side copes with shared cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -134,7 +136,16 @@ for side, stem in [("floor", "floor")] + ([("pyfloor", "pyfloor")] if py else []
 PY
 }
 
-echo "bench: mode $MODE, $REPS reps, configs: $CONFIGS" >&2
+BUSY=${BUSY:-0}
+export BUSY
+busy_pids=()
+for ((i = 0; i < BUSY; i++)); do
+  sh -c 'while :; do :; done' &
+  busy_pids+=($!)
+done
+trap '[[ ${#busy_pids[@]} -gt 0 ]] && kill "${busy_pids[@]}" 2>/dev/null' EXIT
+
+echo "bench: mode $MODE, $REPS reps, busy loops $BUSY, configs: $CONFIGS" >&2
 for rep in $(seq 1 "$REPS"); do
   for spec in "${ALL_CONFIGS[@]}"; do
     read -r name backbone size procs threads batch steps <<<"$spec"
