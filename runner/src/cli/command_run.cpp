@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
+#include "dist/rendezvous_host.hpp"
 #include "engine/dry_run.hpp"
 #include "engine/run_experiment.hpp"
 #include "launch/spawn.hpp"
@@ -38,6 +39,12 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     so.node_rank = launch.at("node_rank").get<int>();
     so.master_addr = launch.at("master_addr").get<std::string>();
     so.master_port = launch.at("master_port").get<int>();
+    std::unique_ptr<dist::RendezvousHost> rendezvous;  // lives until every rank has ended
+    so.host_rendezvous = [&](int port) {
+      rendezvous = std::make_unique<dist::RendezvousHost>(so.master_addr, port, nproc * nnodes,
+                                                          launch.at("timeout_s").get<double>());
+      return rendezvous->port();
+    };
     return launch::spawn_ranks(so);
   }
   try {

@@ -142,6 +142,7 @@ class Supervisor {
         {"MASTER_PORT", std::to_string(master_port)},
         {kLaunchedByRunnerVar, "1"},
     };
+    if (options_.host_rendezvous) set[kLauncherStoreVar] = "1";
     std::vector<std::string> env;
     for (char** entry = environ; *entry != nullptr; ++entry) {
       std::string text = *entry;
@@ -400,7 +401,12 @@ int spawn_ranks(const SpawnOptions& options) {
   if (::access(options.executable.c_str(), X_OK) != 0) {
     throw ConfigError("launcher: cannot execute '" + options.executable + "'");
   }
-  int port = options.master_port == 0 ? pick_free_port() : options.master_port;
+  int port = options.master_port;
+  if (options.host_rendezvous && options.node_rank == 0) {
+    port = options.host_rendezvous(port);
+  } else if (port == 0) {
+    port = pick_free_port();
+  }
   Supervisor supervisor(options);
   return supervisor.run(port);
 }

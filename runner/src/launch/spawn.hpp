@@ -3,6 +3,7 @@
 // once, so no libtorch thread state is ever forked), tees their output, and stops them all when
 // one fails or the launcher is interrupted. Torch-free.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct SpawnOptions {
   double stop_grace_s = 5.0;              ///< SIGTERM -> SIGKILL delay when stopping ranks
   int tail_lines = 20;                    ///< lines of a failed rank's output shown in the report
   bool prefix_output = true;              ///< prefix lines of ranks > 0 with "[rank N] "
+  /// When set, node 0 calls it with master_port before starting ranks: it hosts the rendezvous
+  /// store (0: any free port) and returns the port; every rank then joins as a client. Keep what
+  /// it starts alive until spawn_ranks returns.
+  std::function<int(int master_port)> host_rendezvous;
 };
 
 /// How a rank ended.

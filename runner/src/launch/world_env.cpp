@@ -150,6 +150,8 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
     if (string_or(env, "TORCHELASTIC_USE_AGENT_STORE", "") == "True") {
       world.agent_store_prefix =
           "/worker/attempt_" + string_or(env, "TORCHELASTIC_RESTART_COUNT", "0");
+    } else if (world.source == "runner" && string_or(env, kLauncherStoreVar, "") == "1") {
+      world.agent_store_prefix = "/runner";
     }
   } else if (env("SLURM_PROCID") != nullptr && env("SLURM_NTASKS") != nullptr) {
     world.source = "slurm";

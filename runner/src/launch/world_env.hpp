@@ -14,6 +14,8 @@ constexpr int kDefaultMasterPort = 29500;
 
 /// Environment variable set by runner's own launcher in every rank it spawns.
 constexpr const char* kLaunchedByRunnerVar = "RUNNER_LAUNCHED";
+/// Set to 1 by runner's own launcher when it hosts the rendezvous store (ranks join as clients).
+constexpr const char* kLauncherStoreVar = "RUNNER_LAUNCHER_STORE";
 
 /// One process's place in the world.
 struct WorldEnv {
@@ -25,8 +27,8 @@ struct WorldEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = kDefaultMasterPort;
   std::string source = "none";  ///< "torchrun", "runner", "slurm", "mpi" or "none"
-  /// torchrun's static rendezvous already hosts a TCPStore at the master address: every rank
-  /// joins it as a client, under this key prefix (empty: rank 0 hosts the store itself).
+  /// torchrun's agent (or runner's launcher) already hosts a TCPStore at the master address:
+  /// every rank joins it as a client, under this key prefix (empty: rank 0 hosts the store).
   std::string agent_store_prefix;
 };
 
