@@ -158,5 +158,16 @@ TEST(WorldEnv, TorchrunStaticRendezvousSharesTheAgentStore) {
   EXPECT_EQ(world->agent_store_prefix, "");
 }
 
+TEST(WorldEnv, RanksOfRunnersLauncherJoinTheStoreItHosts) {
+  auto world = detect_world_env(env_of(
+      {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {kLaunchedByRunnerVar, "1"}, {kLauncherStoreVar, "1"}}));
+  ASSERT_TRUE(world);
+  EXPECT_EQ(world->source, "runner");
+  EXPECT_EQ(world->agent_store_prefix, "/runner");  // rank 0 joins as a client too
+  // A stray variable without runner's launcher does not turn a torchrun rank 0 into a client.
+  world = detect_world_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {kLauncherStoreVar, "1"}}));
+  EXPECT_EQ(world->agent_store_prefix, "");
+}
+
 }  // namespace
 }  // namespace runner::launch
