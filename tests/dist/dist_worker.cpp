@@ -10,6 +10,7 @@
 //   dist_worker crash RANK AFTER_S CODE   RANK exits with CODE after AFTER_S; others hold
 //   dist_worker bn STEPS                  BatchNorm buffers follow rank 0 after each sync
 //   dist_worker raise RANK                RANK throws runner::Error (error file under torchrun)
+//   dist_worker late RANK SLEEP_S         RANK sleeps before an all_reduce the others wait in
 //   dist_worker syncbn STEPS B0 B1 ...    SyncBatchNorm, rank r with batch Br == 1 rank with
 //                                         plain BatchNorm on the concatenated batch
 // Launcher flags: --nnodes N --node-rank R --master-addr A --master-port P --grace S
@@ -362,6 +363,17 @@ int run(std::vector<std::string> args) {
                           ": deliberate failure for the test");
     }
     return run_hold(60, -1, 0, 0);
+  }
+  if (mode == "late") {
+    auto world = join_world();
+    world->barrier();
+    if (world->rank() == std::stoi(arg(1))) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::stod(arg(2))));
+    }
+    auto tensor = torch::ones({4});
+    world->all_reduce_(tensor);
+    std::cout << "LATE_DONE rank=" << world->rank() << std::endl;
+    return 0;
   }
   if (mode == "bn") return run_batchnorm(std::stoi(arg(1)));
   if (mode == "syncbn") {
