@@ -65,7 +65,8 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     const auto& mean = saved[2];
     const auto& invstd = saved[3];
     const double count = ctx->saved_data["count"].toDouble();
-    auto hook = c10::static_intrusive_pointer_cast<SyncHook>(ctx->saved_data["hook"].toCapsule());
+    const auto capsule = ctx->saved_data["hook"].toCapsule();
+    const auto* hook = static_cast<const SyncHook*>(capsule.get());
 
     auto x = widened(input);
     auto dy = widened(grad_outputs[0]).to(x.scalar_type());
@@ -99,9 +100,64 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
 
 }  // namespace
 
+BatchNorm2dImpl::BatchNorm2dImpl(const torch::nn::BatchNormOptions& options) : options(options) {
+  reset();
+}
+
+void BatchNorm2dImpl::reset() {
+  const int64_t n = options.num_features();
+  if (options.affine()) {
+    weight = register_parameter("weight", torch::empty({n}));
+    bias = register_parameter("bias", torch::empty({n}));
+  } else {
+    weight = register_parameter("weight", torch::Tensor(), /*requires_grad=*/false);
+    bias = register_parameter("bias", torch::Tensor(), /*requires_grad=*/false);
+  }
+  if (options.track_running_stats()) {
+    running_mean = register_buffer("running_mean", torch::zeros({n}));
+    running_var = register_buffer("running_var", torch::ones({n}));
+    num_batches_tracked =
+        register_buffer("num_batches_tracked", torch::tensor(0, torch::dtype(torch::kLong)));
+  } else {
+    running_mean = register_buffer("running_mean", torch::Tensor());
+    running_var = register_buffer("running_var", torch::Tensor());
+    num_batches_tracked = register_buffer("num_batches_tracked", torch::Tensor());
+  }
+  reset_parameters();
+}
+
+void BatchNorm2dImpl::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  torch::NoGradGuard no_grad;
+  running_mean.zero_();
+  running_var.fill_(1);
+  num_batches_tracked.zero_();
+}
+
+void BatchNorm2dImpl::reset_parameters() {
+  reset_running_stats();
+  if (options.affine()) {
+    torch::nn::init::ones_(weight);
+    torch::nn::init::zeros_(bias);
+  }
+}
+
 torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
-  if (!is_training() || !all_reduce_sum_) return torch::nn::BatchNorm2dImpl::forward(input);
-  _check_input_dim(input);
+  if (input.dim() != 4) {
+    throw Error("BatchNorm2d: expected a 4-d input [N, C, H, W] (got " +
+                std::to_string(input.dim()) + "-d)");
+  }
+  // The momentum logic of torch's BatchNormImplBase::forward, shared by both paths.
+  double factor = options.momentum().value_or(0.0);
+  if (is_training() && options.track_running_stats() && num_batches_tracked.defined()) {
+    num_batches_tracked += 1;
+    if (!options.momentum()) factor = 1.0 / num_batches_tracked.item<double>();
+  }
+  if (!is_training() || !all_reduce_sum_) {
+    return torch::nn::functional::detail::batch_norm(
+        input, running_mean, running_var, weight, bias,
+        is_training() || !options.track_running_stats(), factor, options.eps());
+  }
   const int64_t channels = input.size(1);
   torch::Tensor mean, invstd;
   double count = 0;
@@ -138,11 +194,6 @@ torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
     invstd = (global_var + options.eps()).rsqrt().to(stats_type);
 
     if (options.track_running_stats()) {
-      double factor = options.momentum().value_or(0.0);
-      if (num_batches_tracked.defined()) {
-        num_batches_tracked += 1;
-        if (!options.momentum()) factor = 1.0 / num_batches_tracked.item<double>();
-      }
       auto unbiased = global_var * (count / (count - 1));
       running_mean.mul_(1 - factor).add_(global_mean.to(running_mean.scalar_type()), factor);
       running_var.mul_(1 - factor).add_(unbiased.to(running_var.scalar_type()), factor);
@@ -150,6 +201,19 @@ torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
   }
   return SyncBatchNormFunction::apply(input, weight, bias, mean, invstd, count,
                                       c10::make_intrusive<SyncHook>(all_reduce_sum_));
+}
+
+void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {
+  stream << "runner::models::BatchNorm2d(" << options.num_features() << ", eps=" << options.eps()
+         << ", momentum=";
+  if (options.momentum()) {
+    stream << *options.momentum();
+  } else {
+    stream << "None";
+  }
+  stream << ", affine=" << (options.affine() ? "true" : "false")
+         << ", track_running_stats=" << (options.track_running_stats() ? "true" : "false")
+         << ", sync=" << (synchronised() ? "true" : "false") << ")";
 }
 
 }  // namespace runner::models
