@@ -224,7 +224,8 @@ int run_sync_batchnorm(int steps, const std::vector<int>& batches) {
   DataParallel dp(world, model.ptr(), dp_options);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
   auto reference = make_conv_bn_model<torch::nn::BatchNorm2d>();
-  torch::optim::SGD ref_optimizer(reference->parameters(), torch::optim::SGDOptions(0.1));
+  // Its gradients are the total over ranks, DataParallel's their average: the same step.
+  torch::optim::SGD ref_optimizer(reference->parameters(), torch::optim::SGDOptions(0.1 / w));
 
   int total = 0, start = 0;
   for (int i = 0; i < w; ++i) total += batches[i];
@@ -232,6 +233,7 @@ int run_sync_batchnorm(int steps, const std::vector<int>& batches) {
   const int mine = batches[r];
   torch::manual_seed(42);
   double worst = 0;
+  std::string worst_what = "-";
   for (int s = 0; s < steps; ++s) {
     auto x = torch::randn({total, 3, 5, 5}) * 2 + 0.5;
     auto loss_weights = torch::randn({total, 3, 5, 5});
@@ -247,14 +249,20 @@ int run_sync_batchnorm(int steps, const std::vector<int>& batches) {
     auto out_ref = reference->forward(x_ref);
     (out_ref * loss_weights).sum().backward();
 
-    worst = std::max(worst, relative_diff(out, out_ref.slice(0, start, start + mine)));
-    worst =
-        std::max(worst, relative_diff(x_local.grad(), x_ref.grad().slice(0, start, start + mine)));
-    // DataParallel averages the ranks' gradients of their summed losses: the total over W.
-    worst = std::max(worst, relative_diff(flat(model->parameters(), true) * w,
-                                          flat(reference->parameters(), true)));
-    worst = std::max(worst, relative_diff(flat(model->buffers(), false).to(torch::kFloat),
-                                          flat(reference->buffers(), false).to(torch::kFloat)));
+    const double diffs[] = {
+        relative_diff(out, out_ref.slice(0, start, start + mine)),
+        relative_diff(x_local.grad(), x_ref.grad().slice(0, start, start + mine)),
+        // DataParallel averages the ranks' gradients of their summed losses: the total over W.
+        relative_diff(flat(model->parameters(), true) * w, flat(reference->parameters(), true)),
+        relative_diff(flat(model->buffers(), false).to(torch::kFloat),
+                      flat(reference->buffers(), false).to(torch::kFloat))};
+    const char* names[] = {"output", "input_grad", "param_grad", "buffers"};
+    for (int i = 0; i < 4; ++i) {
+      if (diffs[i] > worst) {
+        worst = diffs[i];
+        worst_what = names[i] + std::string(" at step ") + std::to_string(s);
+      }
+    }
     optimizer.step();
     dp.zero_grad();
     ref_optimizer.step();
@@ -263,7 +271,7 @@ int run_sync_batchnorm(int steps, const std::vector<int>& batches) {
   const bool ok = layers == 2 && worst <= 1e-5;
   std::cout << (ok ? "SYNCBN_OK" : "SYNCBN_FAIL") << " rank=" << r << " world=" << w
             << " batch=" << mine << " layers=" << layers << " max_rel_diff_vs_single=" << worst
-            << std::endl;
+            << " (" << worst_what << ")" << std::endl;
   return ok ? 0 : 1;
 }
 
