@@ -52,4 +52,9 @@ DIST_TIMEOUT_S=3 timeout 60 "$WORKER" --grace 3 spawn 2 late 1 10 > "$TMP/late.l
 code=$?
 [ $code -ne 0 ] && [ $code -ne 124 ] || { cat "$TMP/late.log"; fail "late rank: launcher exit code $code"; }
 expect_in "rank 0: all_reduce (collective #[0-9]*) timed out after [0-9.]* s: rank 1 did not arrive" "$TMP/late.log"
+# With three ranks and rank 2 late, ranks 0 and 1 time out together: neither blames the other.
+DIST_TIMEOUT_S=3 timeout 60 "$WORKER" --grace 3 spawn 3 late 2 10 > "$TMP/late3.log" 2>&1
+code=$?
+[ $code -ne 0 ] && [ $code -ne 124 ] || { cat "$TMP/late3.log"; fail "late rank of 3: launcher exit code $code"; }
+expect_in "rank [01]: all_reduce (collective #[0-9]*) timed out after [0-9.]* s: rank 2 did not arrive" "$TMP/late3.log"
 echo "PASS"
