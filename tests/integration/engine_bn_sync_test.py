@@ -21,7 +21,7 @@ model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
 optimizer: {name: sgd, lr: 0.05}
 scheduler: {name: none}
 loss: {name: cross_entropy}
-metrics: [{name: loss}]
+metrics: [{name: accuracy}, {name: loss}]
 train: {epochs: 1, batch_size: 16, log_every_steps: 1, deterministic: true, bn_sync: sync}
 predict: {enabled: false}
 """
