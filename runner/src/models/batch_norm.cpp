@@ -54,6 +54,8 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     if (bias.defined()) y = y + per_channel(bias, x);
     ctx->save_for_backward({input, weight, mean, invstd});
     ctx->saved_data["count"] = count;
+    ctx->saved_data["bias_type"] =
+        static_cast<int64_t>(bias.defined() ? bias.scalar_type() : input.scalar_type());
     ctx->saved_data["hook"] = c10::IValue::make_capsule(hook);
     return y.to(input.scalar_type());
   }
@@ -65,6 +67,7 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
     const auto& mean = saved[2];
     const auto& invstd = saved[3];
     const double count = ctx->saved_data["count"].toDouble();
+    const auto bias_type = static_cast<torch::ScalarType>(ctx->saved_data["bias_type"].toInt());
     const auto capsule = ctx->saved_data["hook"].toCapsule();
     const auto* hook = static_cast<const SyncHook*>(capsule.get());
 
@@ -92,7 +95,7 @@ class SyncBatchNormFunction : public torch::autograd::Function<SyncBatchNormFunc
       grad_input = grad_input.to(input.scalar_type());
     }
     if (grad_weight.defined()) grad_weight = grad_weight.to(weight.scalar_type());
-    if (grad_bias.defined()) grad_bias = grad_bias.to(weight.scalar_type());
+    if (grad_bias.defined()) grad_bias = grad_bias.to(bias_type);
     return {grad_input,      grad_weight,     grad_bias,      torch::Tensor(),
             torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
