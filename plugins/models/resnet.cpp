@@ -4,6 +4,7 @@
 
 #include "layers.hpp"
 #include "models.hpp"
+#include "runner/models/batch_norm.hpp"
 #include "runner/models/model.hpp"
 
 namespace runner::models {
@@ -21,7 +22,8 @@ nn::Conv2d conv(int64_t in, int64_t out, int64_t k, int64_t stride = 1) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false));
 }
 
-nn::BatchNorm2d bn(int64_t c) { return nn::BatchNorm2d(c); }
+// Syncable, so that train.bn_sync: sync can take statistics over the global batch.
+BatchNorm2d bn(int64_t c) { return BatchNorm2d(c); }
 
 // Shortcut projection: avg_down = AvgPool (or Identity at stride 1) + conv1x1 + BN;
 // otherwise a strided conv1x1 + BN.
@@ -77,7 +79,7 @@ class BlockImpl : public nn::Module {
   bool bottleneck_;
   double drop_path_rate_;
   nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, conv3_{nullptr};
-  nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr};
+  BatchNorm2d bn1_{nullptr}, bn2_{nullptr}, bn3_{nullptr};
   nn::Sequential downsample_{nullptr};
 };
 TORCH_MODULE(Block);
@@ -152,7 +154,7 @@ class ResNet : public Model {
   bool deep_;
   nn::Sequential stem_{nullptr};
   nn::Conv2d conv1_{nullptr};
-  nn::BatchNorm2d bn1_{nullptr};
+  BatchNorm2d bn1_{nullptr};
   std::vector<nn::Sequential> layers_;
   std::vector<Block> blocks_;
   nn::Linear fc_{nullptr};

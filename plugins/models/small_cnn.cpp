@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "models.hpp"
+#include "runner/models/batch_norm.hpp"
 #include "runner/models/model.hpp"
 
 namespace runner::models {
@@ -16,14 +17,14 @@ class ConvBnActImpl : public nn::Module {
   ConvBnActImpl(int64_t in, int64_t out, int64_t stride) {
     conv_ = register_module(
         "conv", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
-    bn_ = register_module("bn", nn::BatchNorm2d(out));
+    bn_ = register_module("bn", BatchNorm2d(out));
     nn::init::kaiming_normal_(conv_->weight, 0.0, torch::kFanOut, torch::kReLU);
   }
   torch::Tensor forward(torch::Tensor x) { return torch::relu(bn_(conv_(x))); }
 
  private:
   nn::Conv2d conv_{nullptr};
-  nn::BatchNorm2d bn_{nullptr};
+  BatchNorm2d bn_{nullptr};
 };
 TORCH_MODULE(ConvBnAct);
 

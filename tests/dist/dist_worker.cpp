@@ -10,11 +10,15 @@
 //   dist_worker crash RANK AFTER_S CODE   RANK exits with CODE after AFTER_S; others hold
 //   dist_worker bn STEPS                  BatchNorm buffers follow rank 0 after each sync
 //   dist_worker raise RANK                RANK throws runner::Error (error file under torchrun)
+//   dist_worker late RANK SLEEP_S         RANK sleeps before an all_reduce the others wait in
+//   dist_worker syncbn STEPS B0 B1 ...    SyncBatchNorm, rank r with batch Br == 1 rank with
+//                                         plain BatchNorm on the concatenated batch
 // Launcher flags: --nnodes N --node-rank R --master-addr A --master-port P --grace S
 // Environment: DIST_TIMEOUT_S (default 60) for rendezvous and collectives.
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,9 +30,11 @@
 #include <torch/torch.h>
 
 #include "dist/data_parallel.hpp"
+#include "dist/sync_batch_norm.hpp"
 #include "dist/world.hpp"
 #include "launch/spawn.hpp"
 #include "runner/error.hpp"
+#include "runner/models/batch_norm.hpp"
 
 namespace {
 
@@ -186,6 +192,89 @@ int run_batchnorm(int steps) {
   return ok ? 0 : 1;
 }
 
+// conv + BN + ReLU + conv + BN, with syncable or plain torch BatchNorm (same initial weights).
+template <typename Bn>
+torch::nn::Sequential make_conv_bn_model() {
+  torch::manual_seed(11);
+  return torch::nn::Sequential(torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).padding(1)),
+                               Bn(4), torch::nn::ReLU(), torch::nn::Conv2d(4, 3, 1), Bn(3));
+}
+
+// max |a - b| relative to the size of b (at least 1).
+double relative_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  const double scale = std::max(1.0, b.abs().max().item<double>());
+  return (a - b).abs().max().item<double>() / scale;
+}
+
+// SyncBatchNorm over ranks with batch sizes `batches` (world size = batches.size()) gives the
+// outputs, input and parameter gradients and running statistics of plain BatchNorm on one
+// process holding the concatenated batch, step after step (through DataParallel, as the engine).
+int run_sync_batchnorm(int steps, const std::vector<int>& batches) {
+  auto world = join_world();
+  const int w = world->world_size();
+  const int r = world->rank();
+  if (w != static_cast<int>(batches.size())) {
+    throw runner::ConfigError("syncbn: " + std::to_string(batches.size()) +
+                              " batch sizes for a world of " + std::to_string(w));
+  }
+  auto model = make_conv_bn_model<runner::models::BatchNorm2d>();
+  const int layers = runner::dist::convert_sync_batchnorm(*model, world);
+  runner::dist::DataParallelOptions dp_options;
+  dp_options.broadcast_buffers = false;
+  DataParallel dp(world, model.ptr(), dp_options);
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1));
+  auto reference = make_conv_bn_model<torch::nn::BatchNorm2d>();
+  // Its gradients are the total over ranks, DataParallel's their average: the same step.
+  torch::optim::SGD ref_optimizer(reference->parameters(), torch::optim::SGDOptions(0.1 / w));
+
+  int total = 0, start = 0;
+  for (int i = 0; i < w; ++i) total += batches[i];
+  for (int i = 0; i < r; ++i) start += batches[i];
+  const int mine = batches[r];
+  torch::manual_seed(42);
+  double worst = 0;
+  std::string worst_what = "-";
+  for (int s = 0; s < steps; ++s) {
+    auto x = torch::randn({total, 3, 5, 5}) * 2 + 0.5;
+    auto loss_weights = torch::randn({total, 3, 5, 5});
+
+    auto x_local = x.slice(0, start, start + mine).clone().requires_grad_(true);
+    dp.before_forward();
+    auto out = model->forward(x_local);
+    auto loss = (out * loss_weights.slice(0, start, start + mine)).sum();
+    dp.before_backward({loss});
+    loss.backward();
+
+    auto x_ref = x.clone().requires_grad_(true);
+    auto out_ref = reference->forward(x_ref);
+    (out_ref * loss_weights).sum().backward();
+
+    const double diffs[] = {
+        relative_diff(out, out_ref.slice(0, start, start + mine)),
+        relative_diff(x_local.grad(), x_ref.grad().slice(0, start, start + mine)),
+        // DataParallel averages the ranks' gradients of their summed losses: the total over W.
+        relative_diff(flat(model->parameters(), true) * w, flat(reference->parameters(), true)),
+        relative_diff(flat(model->buffers(), false).to(torch::kFloat),
+                      flat(reference->buffers(), false).to(torch::kFloat))};
+    const char* names[] = {"output", "input_grad", "param_grad", "buffers"};
+    for (int i = 0; i < 4; ++i) {
+      if (diffs[i] > worst) {
+        worst = diffs[i];
+        worst_what = names[i] + std::string(" at step ") + std::to_string(s);
+      }
+    }
+    optimizer.step();
+    dp.zero_grad();
+    ref_optimizer.step();
+    ref_optimizer.zero_grad();
+  }
+  const bool ok = layers == 2 && worst <= 1e-5;
+  std::cout << (ok ? "SYNCBN_OK" : "SYNCBN_FAIL") << " rank=" << r << " world=" << w
+            << " batch=" << mine << " layers=" << layers << " max_rel_diff_vs_single=" << worst
+            << " (" << worst_what << ")" << std::endl;
+  return ok ? 0 : 1;
+}
+
 int run_gather(int n, int batch, bool pad) {
   auto world = join_world();
   const int w = world->world_size();
@@ -283,7 +372,23 @@ int run(std::vector<std::string> args) {
     }
     return run_hold(60, -1, 0, 0);
   }
+  if (mode == "late") {
+    auto world = join_world();
+    world->barrier();
+    if (world->rank() == std::stoi(arg(1))) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::stod(arg(2))));
+    }
+    auto tensor = torch::ones({4});
+    world->all_reduce_(tensor);
+    std::cout << "LATE_DONE rank=" << world->rank() << std::endl;
+    return 0;
+  }
   if (mode == "bn") return run_batchnorm(std::stoi(arg(1)));
+  if (mode == "syncbn") {
+    std::vector<int> batches;
+    for (size_t i = 2; i < args.size(); ++i) batches.push_back(std::stoi(args[i]));
+    return run_sync_batchnorm(std::stoi(arg(1)), batches);
+  }
   if (mode == "hold") return run_hold(std::stod(arg(1)), -1, 0, 0);
   if (mode == "crash") return run_hold(60, std::stoi(arg(1)), std::stod(arg(2)), std::stoi(arg(3)));
   throw runner::ConfigError("unknown mode '" + mode + "'");

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Failures never hang and are reported: a rank killed with SIGKILL mid-run, a rank exiting
-# non-zero, Ctrl-C on the launcher. In each case every rank is gone afterwards and the report
+# non-zero, Ctrl-C on the launcher, a rank late for a collective past the timeout. In each case every rank is gone afterwards and the report
 # names the failed rank and how it ended.
 WORKER=$1
 source "$(dirname "$0")/dist_lib.sh"
@@ -45,4 +45,16 @@ wait $launcher; code=$?
 [ $code -eq 130 ] || { cat "$TMP/int.log"; fail "launcher exit code $code after SIGINT, expected 130"; }
 expect_in "received SIGINT, stopping all ranks" "$TMP/int.log"
 pids_gone $all
+
+# 4. Rank 1 reaches an all_reduce 10 s late with a 3 s timeout: rank 0's error names rank 1 as
+# the one that did not arrive, and the run ends non-zero instead of waiting for it.
+DIST_TIMEOUT_S=3 timeout 60 "$WORKER" --grace 3 spawn 2 late 1 10 > "$TMP/late.log" 2>&1
+code=$?
+[ $code -ne 0 ] && [ $code -ne 124 ] || { cat "$TMP/late.log"; fail "late rank: launcher exit code $code"; }
+expect_in "rank 0: all_reduce (collective #[0-9]*) timed out after [0-9.]* s: rank 1 did not arrive" "$TMP/late.log"
+# With three ranks and rank 2 late, ranks 0 and 1 time out together: neither blames the other.
+DIST_TIMEOUT_S=3 timeout 60 "$WORKER" --grace 3 spawn 3 late 2 10 > "$TMP/late3.log" 2>&1
+code=$?
+[ $code -ne 0 ] && [ $code -ne 124 ] || { cat "$TMP/late3.log"; fail "late rank of 3: launcher exit code $code"; }
+expect_in "rank [01]: all_reduce (collective #[0-9]*) timed out after [0-9.]* s: rank 2 did not arrive" "$TMP/late3.log"
 echo "PASS"

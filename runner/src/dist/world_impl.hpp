@@ -2,6 +2,8 @@
 // World's process-group internals, shared by the dist/ sources only (pulls in c10d headers).
 
 #include <chrono>
+#include <cstdint>
+#include <string>
 
 #include "compat/torch_compat.hpp"
 #include "dist/world.hpp"
@@ -13,21 +15,30 @@ struct World::Impl {
   compat::StorePtr store;  ///< the rendezvous store (prefixed under torchrun's agent store)
   compat::ProcessGroupPtr group;
   std::chrono::milliseconds timeout{0};
-  std::string endpoint;  ///< "host:port" of the rendezvous, for messages
+  std::string endpoint;     ///< "host:port" of the rendezvous, for messages
+  int64_t collectives = 0;  ///< collectives started so far: the same sequence on every rank
 };
 
-/// Runs a c10d call, turning its exceptions into runner::Error naming this rank and `what`.
+/// The error for collective number `seq` (`what`), started at `start`, that failed with
+/// `cause`. Marks this rank in the store as having reached it, waits briefly for the other
+/// ranks that failed in it, and names the ranks that never reached it. Needs world.impl().
+Error collective_failure(const World& world, const std::string& what, int64_t seq,
+                         std::chrono::steady_clock::time_point start, const std::string& cause);
+
+/// Runs a c10d collective, turning its exceptions into runner::Error naming this rank, `what`
+/// and, where the store still answers, the ranks that did not arrive. Every rank calls it for
+/// the same collectives in the same order.
 template <typename Fn>
 auto with_rank_context(const World& world, const std::string& what, Fn&& fn) -> decltype(fn()) {
+  const int64_t seq = ++world.impl()->collectives;
+  const auto start = std::chrono::steady_clock::now();
   try {
     return fn();
   } catch (const c10::Error& e) {
-    throw Error("rank " + std::to_string(world.rank()) + ": " + what + " failed (a peer died, " +
-                "or it timed out): " + e.what_without_backtrace());
+    throw collective_failure(world, what, seq, start, e.what_without_backtrace());
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const Error*>(&e) != nullptr) throw;
-    throw Error("rank " + std::to_string(world.rank()) + ": " + what + " failed (a peer died, " +
-                "or it timed out): " + e.what());
+    throw collective_failure(world, what, seq, start, e.what());
   }
 }
 

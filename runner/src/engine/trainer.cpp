@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compat/torch_compat.hpp"
+#include "dist/sync_batch_norm.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
 #include "engine/device_options.hpp"
@@ -93,7 +94,16 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   dist::DataParallelOptions dp;
   dp.bucket_cap_mb = train.at("bucket_cap_mb").get<double>();
   dp.find_unused_parameters = train.at("find_unused_parameters").get<bool>();
-  dp.broadcast_buffers = train.at("bn_sync").get<std::string>() == "broadcast";
+  const auto bn_sync = train.at("bn_sync").get<std::string>();
+  dp.broadcast_buffers = bn_sync == "broadcast";
+  // Attached before DataParallel so that the first training forward already synchronises.
+  if (bn_sync == "sync") {
+    const int layers = dist::convert_sync_batchnorm(*parts_.model, parts_.world);
+    if (parts_.world->is_main()) {
+      spdlog::info("SyncBatchNorm: {} BatchNorm layer(s) take statistics over the global batch",
+                   layers);
+    }
+  }
   data_parallel_ = std::make_unique<dist::DataParallel>(
       parts_.world, std::static_pointer_cast<torch::nn::Module>(parts_.model), dp);
 

@@ -9,6 +9,7 @@
 #include "model_test_util.hpp"
 #include "runner/error.hpp"
 #include "runner/io/safetensors.hpp"
+#include "runner/models/batch_norm.hpp"
 #include "runner/models/pretrained.hpp"
 
 namespace {
@@ -189,7 +190,9 @@ TEST(TimmIntermediates, ResNetStemAndLayersMatchTimm) {
   auto ref = runner::io::read_safetensors(timm_reference("resnet10t.in1c10.input.safetensors"));
   torch::Tensor x = run_sequential(*model, "conv1", ref.find("input"));
   EXPECT_LE(relative_error(x, ref.find("inter.conv1")), kTolerance);
-  auto bn1 = std::dynamic_pointer_cast<torch::nn::BatchNorm2dImpl>(model->named_children()["bn1"]);
+  // Built-in models use runner's syncable BatchNorm2d (runner/models/batch_norm.hpp).
+  auto bn1 =
+      std::dynamic_pointer_cast<runner::models::BatchNorm2dImpl>(model->named_children()["bn1"]);
   ASSERT_TRUE(bn1);
   x = bn1->forward(x);
   EXPECT_LE(relative_error(x, ref.find("inter.bn1")), kTolerance);
