@@ -45,6 +45,7 @@ mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
 
+# resnets start as torchvision's (the baseline) do: zero_init_last false, so accuracies compare.
 runner_yaml() {  # name backbone size procs threads batch steps run_dir
   local resize="" limits="" steps="null"
   if [[ $3 != 28 ]]; then resize="    - {name: resize, height: $3, width: $3, interpolation: lanczos4}"; fi
@@ -70,7 +71,7 @@ $resize
     - {name: normalize, mean: 0.2860, std: 0.3530}
   num_workers: 2
 $limits
-model: {backbone: $2, in_chans: 1, num_classes: 10}
+model: {backbone: $2, in_chans: 1, num_classes: 10$([[ $2 == resnet* ]] && echo ", zero_init_last: false")}
 optimizer: {name: adam, lr: $LR}
 scheduler: {name: none}
 loss: {name: cross_entropy}

@@ -86,7 +86,8 @@ TORCH_MODULE(Block);
 
 class ResNet : public Model {
  public:
-  ResNet(const ResNetSpec& spec, const ModelOptions& o) : deep_(spec.deep_tiered) {
+  ResNet(const ResNetSpec& spec, const ModelOptions& o, bool zero_init_last)
+      : deep_(spec.deep_tiered) {
     const int64_t expansion = spec.bottleneck ? 4 : 1;
     int64_t inplanes = 64;
     if (deep_) {
@@ -120,7 +121,7 @@ class ResNet : public Model {
       layers_.push_back(register_module("layer" + std::to_string(i + 1), layer));
     }
     fc_ = register_module("fc", nn::Linear(inplanes, o.num_classes));
-    init_weights();
+    init_weights(zero_init_last);
   }
 
   torch::Tensor forward_features(torch::Tensor x) override {
@@ -141,14 +142,15 @@ class ResNet : public Model {
 
  private:
   // timm's init_weights: kaiming_normal(fan_out, relu) convs, BN 1/0, the Linear keeps
-  // PyTorch's default init, and zero_init_last on every block.
-  void init_weights() {
+  // PyTorch's default init, and (timm's default) zero_init_last on every block.
+  void init_weights(bool zero_init_last) {
     torch::NoGradGuard no_grad;
     for (auto& m : modules(/*include_self=*/false)) {
       if (auto* c = m->as<nn::Conv2d>())
         nn::init::kaiming_normal_(c->weight, 0.0, torch::kFanOut, torch::kReLU);
     }
-    for (auto& block : blocks_) block->zero_init_last();
+    if (zero_init_last)
+      for (auto& block : blocks_) block->zero_init_last();
   }
 
   bool deep_;
@@ -175,9 +177,17 @@ void register_resnet(Registry<ModelFactory>& registry) {
     registry.add(
         name,
         [spec](const nlohmann::json& params) -> std::shared_ptr<Model> {
-          return std::make_shared<ResNet>(spec, model_options_from(params));
+          return std::make_shared<ResNet>(spec, model_options_from(params),
+                                          params.value("zero_init_last", true));
         },
-        model_params_schema(), help);
+        model_params_schema({{"zero_init_last",
+                              {{"type", "boolean"},
+                               {"default", true},
+                               {"description",
+                                "timm's zero_init_last: each residual block's last BatchNorm "
+                                "starts with weight 0, so every block starts as the identity. "
+                                "false: weight 1, as torchvision's resnets start."}}}}),
+        help);
   }
 }
 

@@ -186,3 +186,31 @@ TEST(Backbones, ResNetInitZeroesTheLastNormOfEachBlock) {
 }
 
 }  // namespace
+
+namespace runner {
+namespace {
+
+// timm zero-initialises each residual block's last BatchNorm weight; zero_init_last: false
+// starts them at 1 as torchvision does (the benchmark's baseline).
+TEST(Backbones, ResnetZeroInitLastIsAParameter) {
+  auto last_bn_weights = [](bool zero_init_last) {
+    nlohmann::json params = {{"backbone", "resnet18"}, {"in_chans", 1},
+                             {"num_classes", 10},      {"drop_path_rate", 0.0},
+                             {"pretrained", false},    {"zero_init_last", zero_init_last}};
+    auto model = registries().models.at("resnet18").factory(params);
+    std::vector<double> sums;
+    for (const auto& p : model->named_parameters()) {
+      if (p.key().find(".bn2.weight") != std::string::npos)
+        sums.push_back(p.value().abs().sum().item<double>());
+    }
+    return sums;
+  };
+  const auto zeroed = last_bn_weights(true);
+  const auto ones = last_bn_weights(false);
+  ASSERT_EQ(zeroed.size(), 8u);  // 2+2+2+2 basic blocks
+  for (double s : zeroed) EXPECT_EQ(s, 0.0);
+  for (double s : ones) EXPECT_GT(s, 0.0);
+}
+
+}  // namespace
+}  // namespace runner
