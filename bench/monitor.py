@@ -2,8 +2,11 @@
 """Runs a command and samples /proc for its whole process tree (ranks, loader workers, launcher).
 Usage: monitor.py <out.json> -- <command...>
 Writes {"start_unix_time", "wall_seconds", "rc", "peak_rss_mib", "peak_pss_mib", "max_processes"}:
-peak of the SUM over the tree, sampled every 50 ms (RSS counts shared library pages once per
-process; PSS splits shared pages between the processes that share them)."""
+peak of the SUM over the tree (RSS counts shared library pages once per process; PSS splits
+shared pages between the processes that share them). RSS is sampled every 50 ms from statm
+(cheap); PSS every 0.5 s from smaps_rollup, which walks every page table of the process. Sampling
+PSS every 50 ms while listing all of /proc cost the measured run 10-20% of its images/s on 2 cores
+(runner small_cnn: 800 vs 890-990 img/s unmonitored), so the monitor now stays out of the way."""
 import json
 import os
 import subprocess
@@ -11,42 +14,50 @@ import sys
 import time
 
 
-def children_map():
-    kids = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                stat = f.read()
-            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-            kids.setdefault(ppid, []).append(int(d))
-        except (OSError, ValueError):
-            pass
-    return kids
-
-
-def tree(root):
-    kids, out, todo = children_map(), [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
+def children(pid):
+    """Direct children of pid, from /proc/<pid>/task/<tid>/children (no scan of all of /proc)."""
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    out.extend(int(c) for c in f.read().split())
+            except OSError:
+                pass
+    except OSError:
+        pass
     return out
 
 
-def memory_kib(pid):
-    rss = pss = 0
+def tree(root):
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children(p))
+    return out
+
+
+PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * PAGE_KIB
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def pss_kib(pid):
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1])
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1])
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
     except OSError:
         pass
-    return rss, pss
+    return 0
 
 
 def main():
@@ -54,13 +65,14 @@ def main():
     start = time.time()
     proc = subprocess.Popen(cmd)
     peak_rss = peak_pss = max_procs = 0
+    sample = 0
     while proc.poll() is None:
         pids = tree(proc.pid)
-        rss = pss = 0
-        for p in pids:
-            r, s = memory_kib(p)
-            rss, pss = rss + r, pss + s
-        peak_rss, peak_pss, max_procs = max(peak_rss, rss), max(peak_pss, pss), max(max_procs, len(pids))
+        peak_rss = max(peak_rss, sum(rss_kib(p) for p in pids))
+        if sample % 10 == 0:
+            peak_pss = max(peak_pss, sum(pss_kib(p) for p in pids))
+        max_procs = max(max_procs, len(pids))
+        sample += 1
         time.sleep(0.05)
     with open(out, "w") as f:
         json.dump({"start_unix_time": start, "wall_seconds": time.time() - start, "rc": proc.returncode,
