@@ -151,14 +151,10 @@ std::string choose_backend(const std::string& requested) {
   throw ConfigError("launch.backend '" + requested + "' is not one of auto, gloo, nccl");
 }
 
+// -1 when gpu_ids has no entry for this local rank: an error only where a GPU is used.
 int cuda_index_of(const launch::WorldEnv& env, const std::vector<int>& gpu_ids) {
   if (gpu_ids.empty()) return env.local_rank;
-  if (env.local_rank >= static_cast<int>(gpu_ids.size())) {
-    throw ConfigError("launch.gpu_ids lists " + std::to_string(gpu_ids.size()) + " GPU(s) for " +
-                      std::to_string(env.local_world_size) + " local ranks (rank " +
-                      std::to_string(env.rank) + " is local rank " +
-                      std::to_string(env.local_rank) + "); list one id per local rank");
-  }
+  if (env.local_rank >= static_cast<int>(gpu_ids.size())) return -1;
   return gpu_ids[env.local_rank];
 }
 
@@ -167,6 +163,12 @@ bool needs_fp32_transport(const torch::Tensor& tensor) {
 }
 
 }  // namespace
+
+std::string gpu_ids_too_short(const launch::WorldEnv& env, const std::vector<int>& gpu_ids) {
+  return "launch.gpu_ids lists " + std::to_string(gpu_ids.size()) + " GPU(s) for " +
+         std::to_string(env.local_world_size) + " local ranks (rank " + std::to_string(env.rank) +
+         " is local rank " + std::to_string(env.local_rank) + "); list one id per local rank";
+}
 
 World::World(launch::WorldEnv env, std::string backend, std::unique_ptr<Impl> impl, int cuda_index)
     : env_(std::move(env)),
@@ -192,6 +194,8 @@ std::shared_ptr<World> World::init(const launch::WorldEnv& env, const WorldOptio
   }
   std::string backend = choose_backend(options.backend);
   const int cuda_index = cuda_index_of(env, options.gpu_ids);
+  if (backend == "nccl" && cuda_index < 0)
+    throw ConfigError(gpu_ids_too_short(env, options.gpu_ids));
   if (env.world_size == 1)
     return std::shared_ptr<World>(new World(env, "none", nullptr, cuda_index));
   auto impl = std::make_unique<Impl>();

@@ -55,7 +55,8 @@ class World {
   const std::string& backend() const { return backend_; }
   /// Where this rank's tensors live for collectives: cuda:cuda_index() with NCCL, else CPU.
   torch::Device device() const;
-  /// The CUDA device this rank uses when it uses one: gpu_ids[local_rank], else local_rank.
+  /// The CUDA device this rank uses when it uses one: gpu_ids[local_rank], else local_rank;
+  /// -1 when gpu_ids has no entry for this local rank (gpu_ids_too_short says so).
   int cuda_index() const { return cuda_index_; }
   const launch::WorldEnv& env() const { return env_; }
 
@@ -86,6 +87,9 @@ class World {
   int cuda_index_ = 0;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The error text for a launch.gpu_ids list without an entry for this local rank.
+std::string gpu_ids_too_short(const launch::WorldEnv& env, const std::vector<int>& gpu_ids);
 
 /// Accelerate's gather_for_metrics: every rank calls it for each evaluation batch with its
 /// `values` [B, ...] and `valid` [B] (bool, false for the sampler's wrap-around padding). Returns

@@ -110,6 +110,9 @@ torch::Device choose_device(const json& launch, const dist::World& world) {
   }
   if (wanted == "cpu" || !cuda) return torch::kCPU;
   const int index = world.cuda_index();  // launch.gpu_ids[local_rank] or local_rank
+  if (index < 0)
+    throw ConfigError(
+        dist::gpu_ids_too_short(world.env(), launch.at("gpu_ids").get<std::vector<int>>()));
   if (index >= static_cast<int>(torch::cuda::device_count()))
     throw ConfigError("local rank " + std::to_string(world.local_rank()) +
                       " needs cuda:" + std::to_string(index) + " but only " +
