@@ -126,3 +126,62 @@ TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
 }
 
 }  // namespace
+
+namespace {
+
+// The plugins' adam/adamw step all tensors at once (_foreach ops); on CPU that must give
+// torch::optim::Adam/AdamW's results exactly, with two parameter groups (one decayed, one not),
+// a parameter that gets no gradient on some steps, and state that survives a save/load.
+template <class Reference, class Options>
+void expect_same_as_torch(const std::string& name, bool amsgrad) {
+  torch::manual_seed(0);
+  auto make_params = [] {
+    torch::manual_seed(1);
+    return std::vector<torch::Tensor>{torch::randn({4, 3}).requires_grad_(),
+                                      torch::randn({3}).requires_grad_(),
+                                      torch::randn({2, 2, 3, 3}).requires_grad_()};
+  };
+  auto ours = make_params();
+  auto theirs = make_params();
+  nlohmann::json user = {
+      {"lr", 0.01}, {"weight_decay", 0.1}, {"amsgrad", amsgrad}, {"exempt_norm_and_bias", true}};
+  struct Holder : torch::nn::Module {
+    explicit Holder(const std::vector<torch::Tensor>& ps) {
+      register_parameter("w", ps[0]);
+      register_parameter("b", ps[1]);  // 1-d: exempt from weight decay
+      register_parameter("k", ps[2]);
+    }
+  } holder(ours);
+  auto optimizer = make(name, user, holder);
+  const auto options = Options(0.01).weight_decay(0.1).amsgrad(amsgrad);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<torch::Tensor>{theirs[0], theirs[2]},
+                      std::make_unique<Options>(options));
+  groups.emplace_back(std::vector<torch::Tensor>{theirs[1]},
+                      std::make_unique<Options>(Options(options).weight_decay(0.0)));
+  Reference reference(std::move(groups), options);
+  for (int step = 0; step < 6; ++step) {
+    torch::manual_seed(100 + step);
+    for (size_t i = 0; i < ours.size(); ++i) {
+      const bool skip = i == 2 && step % 3 == 1;  // no gradient for `k` on some steps
+      torch::Tensor g = torch::randn_like(ours[i]);
+      ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+      theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+    }
+    optimizer->step();
+    reference.step();
+    for (size_t i = 0; i < ours.size(); ++i)
+      EXPECT_TRUE(torch::equal(ours[i], theirs[i])) << name << " step " << step << " tensor " << i;
+  }
+}
+
+TEST(Optimizers, AdamStepsExactlyAsTorchAdam) {
+  expect_same_as_torch<torch::optim::Adam, torch::optim::AdamOptions>("adam", false);
+  expect_same_as_torch<torch::optim::Adam, torch::optim::AdamOptions>("adam", true);
+}
+
+TEST(Optimizers, AdamwStepsExactlyAsTorchAdamw) {
+  expect_same_as_torch<torch::optim::AdamW, torch::optim::AdamWOptions>("adamw", false);
+}
+
+}  // namespace
