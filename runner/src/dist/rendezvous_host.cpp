@@ -2,8 +2,7 @@
 
 #include <chrono>
 
-#include "compat/torch_compat.hpp"
-#include "runner/error.hpp"
+#include "dist/world_impl.hpp"
 
 namespace runner::dist {
 
@@ -19,12 +18,7 @@ RendezvousHost::RendezvousHost(const std::string& master_addr, int port, int wor
     store_->tcp =
         compat::make_tcp_store(master_addr, port, /*is_server=*/true, world_size, timeout);
   } catch (const std::exception& e) {
-    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-    throw Error("the launcher cannot host the rendezvous on " + master_addr + ":" +
-                std::to_string(port) + ": " +
-                (c10_error ? c10_error->what_without_backtrace() : e.what()) +
-                " (is the port in use by another run? choose another launch.master_port / "
-                "MASTER_PORT, or 0 to pick a free one)");
+    throw cannot_host_rendezvous("the launcher", master_addr + ":" + std::to_string(port), e);
   }
 }
 

@@ -75,10 +75,7 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const launch::WorldEnv& env,
     return compat::make_tcp_store(env.master_addr, env.master_port, host, env.world_size, timeout);
   } catch (const std::exception& e) {
     if (host) {
-      throw Error("rank 0 cannot host the rendezvous on " + endpoint_of(env) + ": " +
-                  c10_message(e) +
-                  " (is the port in use by another run? choose another launch.master_port / "
-                  "MASTER_PORT, or 0 with runner's own launcher)");
+      throw cannot_host_rendezvous("rank 0", endpoint_of(env), e);
     }
     throw Error("rank " + std::to_string(env.rank) + " cannot reach the rendezvous at " +
                 endpoint_of(env) + " within " + std::to_string(timeout.count() / 1000) +
@@ -163,6 +160,13 @@ bool needs_fp32_transport(const torch::Tensor& tensor) {
 }
 
 }  // namespace
+
+Error cannot_host_rendezvous(const std::string& who, const std::string& endpoint,
+                             const std::exception& cause) {
+  return Error(who + " cannot host the rendezvous on " + endpoint + ": " + c10_message(cause) +
+               " (is the port in use by another run? choose another launch.master_port / "
+               "MASTER_PORT, or 0 with runner's own launcher)");
+}
 
 std::string gpu_ids_too_short(const launch::WorldEnv& env, const std::vector<int>& gpu_ids) {
   return "launch.gpu_ids lists " + std::to_string(gpu_ids.size()) + " GPU(s) for " +

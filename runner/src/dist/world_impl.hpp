@@ -19,6 +19,11 @@ struct World::Impl {
   int64_t collectives = 0;  ///< collectives started so far: the same sequence on every rank
 };
 
+/// `who` (e.g. "rank 0") cannot listen for the rendezvous on `endpoint` ("host:port"): the
+/// error, with c10's message of `cause` and what to do about a port in use.
+Error cannot_host_rendezvous(const std::string& who, const std::string& endpoint,
+                             const std::exception& cause);
+
 /// The error for collective number `seq` (`what`), started at `start`, that failed with
 /// `cause`. Marks this rank in the store as having reached it, waits briefly for the other
 /// ranks that failed in it, and names the ranks that never reached it. Needs world.impl().

@@ -34,11 +34,10 @@ torch::Tensor per_channel(const torch::Tensor& t, const torch::Tensor& input) {
 }
 
 // Statistics in fp32 at least: bf16/fp16 inputs would lose the variance.
-torch::Tensor widened(const torch::Tensor& t) {
-  return t.scalar_type() == torch::kBFloat16 || t.scalar_type() == torch::kHalf
-             ? t.to(torch::kFloat)
-             : t;
+torch::ScalarType widened_type(torch::ScalarType type) {
+  return type == torch::kBFloat16 || type == torch::kHalf ? torch::kFloat : type;
 }
+torch::Tensor widened(const torch::Tensor& t) { return t.to(widened_type(t.scalar_type())); }
 
 // Normalisation with given global statistics; backward completes the gradient through them
 // with one all-reduce of per-channel sum(dy) and sum(dy * (x - mean)), as nn.SyncBatchNorm.
@@ -192,7 +191,7 @@ torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
     auto global_mean = local.slice(0, 0, channels) / count;
     auto global_var =
         (local.slice(0, channels, 2 * channels) / count - global_mean * global_mean).clamp_min(0);
-    const auto stats_type = widened(input).scalar_type();
+    const auto stats_type = widened_type(input.scalar_type());
     mean = global_mean.to(stats_type);
     invstd = (global_var + options.eps()).rsqrt().to(stats_type);
 
