@@ -7,18 +7,22 @@ CTEST_FLAGS ?=
 RUNNER := $(BUILD_DIR)/runner/runner
 
 APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
-  libtorch-dev libgloo-dev libopenblas0-pthread \
+  libgloo-dev libopenblas0-pthread \
   libyaml-cpp-dev libspdlog-dev libfmt-dev libboost-program-options-dev libopencv-dev \
   libvalijson-dev nlohmann-json3-dev libgtest-dev zlib1g-dev \
   dataset-fashion-mnist clang-14 libclang-rt-14-dev clang-format \
-  python3 python3-jsonschema python3-yaml python3-torch python3-torchvision python3-opencv \
+  python3 python3-venv python3-jsonschema python3-yaml python3-opencv \
   slurm-wlm munge iproute2 procps
 DEPS_STAMP := $(BUILD_DIR)/.deps-installed
+# libtorch and the Python reference stack (timm, accelerate, albumentations, tensorboard) come
+# from PyPI into a project-local virtual environment, pinned in requirements.txt.
+VENV := .venv
+VENV_STAMP := $(VENV)/.requirements-installed
 
-.PHONY: deps build test run install bench fuzz format clean
+.PHONY: deps build build-runner test run install bench fuzz format clean
 
-deps: $(DEPS_STAMP)
-$(DEPS_STAMP):
+deps: $(DEPS_STAMP) $(VENV_STAMP)
+$(DEPS_STAMP): Makefile
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -27,16 +31,25 @@ $(DEPS_STAMP):
 	fi
 	@mkdir -p $(BUILD_DIR) && touch $@
 
-$(BUILD_DIR)/build.ninja: | $(DEPS_STAMP)
+$(VENV_STAMP): requirements.txt | $(DEPS_STAMP)
+	/usr/bin/python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --disable-pip-version-check --quiet -r requirements.txt
+	touch $@
+
+$(BUILD_DIR)/build.ninja: | $(DEPS_STAMP) $(VENV_STAMP)
 	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
 
-build: $(DEPS_STAMP) $(BUILD_DIR)/build.ninja
+build: $(DEPS_STAMP) $(VENV_STAMP) $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Only what the quickstart needs: the runner, its front and the built-in plugins.
+build-runner: $(DEPS_STAMP) $(VENV_STAMP) $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target runner
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
-run: build
+run: build-runner
 	$(RUNNER) run experiments/quickstart.yaml
 
 install: build

@@ -1,14 +1,19 @@
-#!/usr/bin/python3
-"""The Python baseline of bench/run.sh: the tutorial's train.py (Accelerate + timm + albumentations)
-written the way a Python user would, with Debian's packages only: torch 1.13 (DDP over Gloo under
-torchrun), torchvision 0.14 models, cv2/numpy transforms with albumentations' formulas and
-probabilities, Adam, DataLoader(num_workers=2, shuffle, drop_last), gathered validation, best
-checkpoint, submission file. Writes <out>/summary.json with the same keys as runner's summary.json.
+#!/usr/bin/env python3
+"""The Python baseline of bench/run.sh: the original tutorial's ddp_train.py
+(/work/shared/seed/000_*.txt) run with its real stack from the project venv (`make deps`:
+.venv with torch 2.x, timm, albumentations, Hugging Face Accelerate, opencv):
+albumentations A.Compose on the float32 images of the tutorial's MiniDataSet, timm.create_model
+(pretrained=False, in_chans=1, num_classes=10; runner's small_cnn, which timm lacks, in plain
+torch), Adam, DataLoader(num_workers=2, shuffle, drop_last) and batch_size*2 eval loaders,
+Accelerator.prepare / backward / gather_for_metrics, best checkpoint by val accuracy, submission
+file. Data: Fashion-MNIST IDX files under --root instead of the Kaggle CSVs. Writes
+<out>/summary.json with the same keys as runner's summary.json.
 
-1 process:  /usr/bin/python3 bench/python_baseline.py --model small_cnn ...
-2 processes: /usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 2 \
-             bench/python_baseline.py ...
---floor: forward+backward+Adam on one ready batch (the Python compute floor), no loader.
+1 process:   .venv/bin/python bench/python_baseline.py --model small_cnn ...
+N processes: .venv/bin/python -m torch.distributed.run --nproc_per_node N bench/python_baseline.py ...
+             (Accelerate picks up torchrun's env: DDP over Gloo on CPU, NCCL on CUDA.)
+--cpu: force the CPU (the default when CUDA is not available).
+--floor: forward+backward+Adam on one ready batch (the Python compute floor), plain torch, no loader.
 """
 import argparse
 import gzip
@@ -17,15 +22,21 @@ import os
 import resource
 import struct
 import time
+import warnings
 
+import albumentations as A
 import cv2
 import numpy as np
+import timm
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from accelerate import Accelerator
+from albumentations.pytorch import ToTensorV2
+from torch.optim import Adam
 from torch.utils.data import DataLoader, Dataset
-from torch.utils.data.distributed import DistributedSampler
+
+warnings.filterwarnings("ignore")  # as the tutorial does
 
 
 def read_idx(path):
@@ -38,42 +49,58 @@ def read_idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-class Compose:
-    """albumentations' Compose for the tutorial's pipeline, on uint8 HxW images."""
-
-    def __init__(self, image_size, train, mean, std):
-        self.image_size, self.train, self.mean, self.std = image_size, train, mean, std
-
-    def __call__(self, img):
-        if self.train:
-            if np.random.random() < 0.5:  # HorizontalFlip(p=0.5)
-                img = cv2.flip(img, 1)
-            if np.random.random() < 0.5:  # VerticalFlip(p=0.5)
-                img = cv2.flip(img, 0)
-            if np.random.random() < 0.2:  # RandomBrightnessContrast(p=0.2), brightness_by_max
-                alpha = 1.0 + np.random.uniform(-0.2, 0.2)
-                beta = np.random.uniform(-0.2, 0.2)
-                lut = np.arange(256, dtype=np.float32) * np.float32(alpha) + np.float32(beta * 255)
-                img = cv2.LUT(img, np.clip(lut, 0, 255).astype(np.uint8))
-        if self.image_size != img.shape[0]:  # Resize(s, s, INTER_LANCZOS4)
-            img = cv2.resize(img, (self.image_size, self.image_size), interpolation=cv2.INTER_LANCZOS4)
-        # Normalize(mean, std, max_pixel_value=255) + ToTensorV2
-        img = (img.astype(np.float32) - np.float32(self.mean * 255)) / np.float32(self.std * 255)
-        return torch.from_numpy(img[None])
+def get_transform(image_size, train, mean, std):
+    """The tutorial's get_transform (its MNIST mean/std replaced by --mean/--std)."""
+    if train:
+        return A.Compose([
+            A.HorizontalFlip(p=0.5),
+            A.VerticalFlip(p=0.5),
+            A.RandomBrightnessContrast(p=0.2),
+            A.Resize(image_size, image_size, interpolation=cv2.INTER_LANCZOS4),
+            A.Normalize(mean, std),
+            ToTensorV2(),
+        ])
+    return A.Compose([
+        A.Resize(image_size, image_size, interpolation=cv2.INTER_LANCZOS4),
+        A.Normalize(mean, std),
+        ToTensorV2(),
+    ])
 
 
 class MiniDataSet(Dataset):
+    """The tutorial's MiniDataSet. Its images.astype("float32") keeps the 0..255 range, which
+    albumentations treats as a float image in [0, 1]: RandomBrightnessContrast (p=0.2) then clips
+    the picture to [0, 1] (almost all of it to 1), before Normalize divides by 255 as for uint8.
+    That is what the original does, so it is kept here."""
+
     def __init__(self, images, labels=None, transform=None):
-        self.images, self.labels, self.transform = images, labels, transform
+        self.images = images.astype("float32")
+        self.labels = labels
+        self.transform = transform
 
     def __len__(self):
         return len(self.images)
 
     def __getitem__(self, idx):
-        ret = {"image": self.transform(self.images[idx])}
+        ret = {}
+        img = self.images[idx]
+        if self.transform is not None:
+            img = self.transform(image=img)["image"]
+        ret["image"] = img
         if self.labels is not None:
-            ret["label"] = int(self.labels[idx])
+            ret["label"] = self.labels[idx]
         return ret
+
+
+class TimmModel(nn.Module):
+    """The tutorial's wrapper around timm.create_model (no pretrained weights here)."""
+
+    def __init__(self, backbone, num_class, pretrained=False):
+        super().__init__()
+        self.model = timm.create_model(backbone, pretrained=pretrained, in_chans=1, num_classes=num_class)
+
+    def forward(self, image):
+        return self.model(image)
 
 
 class ConvBnAct(nn.Sequential):
@@ -84,7 +111,7 @@ class ConvBnAct(nn.Sequential):
 
 
 class SmallCnn(nn.Module):
-    """runner's small_cnn (plugins/models/small_cnn.cpp), layer for layer."""
+    """runner's small_cnn (plugins/models/small_cnn.cpp), layer for layer; not a timm model."""
 
     def __init__(self, in_chans=1, num_classes=10):
         super().__init__()
@@ -97,24 +124,11 @@ class SmallCnn(nn.Module):
 
 
 def build_model(name):
-    import torchvision.models as tvm
     if name == "small_cnn":
         return SmallCnn(1, 10)
-    if name == "resnet18":
-        m = tvm.resnet18(num_classes=10)
-        m.conv1 = nn.Conv2d(1, 64, 7, 2, 3, bias=False)
-        nn.init.kaiming_normal_(m.conv1.weight, mode="fan_out", nonlinearity="relu")
-        return m
-    if name in ("convnext_tiny", "convnext_atto"):
-        from torchvision.models.convnext import CNBlockConfig, ConvNeXt
-        depths, dims = ((3, 3, 9, 3), (96, 192, 384, 768)) if name == "convnext_tiny" else \
-            ((2, 2, 6, 2), (40, 80, 160, 320))
-        setting = [CNBlockConfig(dims[i], dims[i + 1] if i + 1 < 4 else None, depths[i]) for i in range(4)]
-        m = ConvNeXt(setting, stochastic_depth_prob=0.0, num_classes=10)
-        old = m.features[0][0]
-        m.features[0][0] = nn.Conv2d(1, old.out_channels, 4, 4)
-        return m
-    raise SystemExit(f"unknown --model {name}")
+    if not timm.is_model(name):
+        raise SystemExit(f"unknown --model {name} (small_cnn or a timm model name)")
+    return TimmModel(name, 10, pretrained=False)
 
 
 def peak_rss_mib():
@@ -122,24 +136,16 @@ def peak_rss_mib():
 
 
 @torch.no_grad()
-def predict(model, loader, world):
-    """Predictions of every rank, gathered in dataset order (DistributedSampler interleaves)."""
+def predict_fn(accelerator, model, dataloader):
+    """The tutorial's predict_fn: gather_for_metrics drops the padding of the last batches."""
     model.eval()
-    preds = []
-    for batch in loader:
-        preds.append(torch.argmax(model(batch["image"]), 1))
-    local = torch.cat(preds) if preds else torch.zeros(0, dtype=torch.long)
-    if world == 1:
-        return local.numpy()
-    n = torch.tensor([local.numel()])
-    sizes = [torch.zeros_like(n) for _ in range(world)]
-    dist.all_gather(sizes, n)
-    m = int(max(s.item() for s in sizes))
-    padded = torch.cat([local, torch.zeros(m - local.numel(), dtype=torch.long)])
-    parts = [torch.zeros(m, dtype=torch.long) for _ in range(world)]
-    dist.all_gather(parts, padded)
-    out = torch.stack(parts, 1).reshape(-1)  # sample i*world+r came from rank r
-    return out[:len(loader.dataset)].numpy()
+    predictions = []
+    for batch in dataloader:
+        output = model(batch["image"])
+        prediction = torch.argmax(output, 1)
+        prediction = accelerator.gather_for_metrics(prediction)
+        predictions.append(prediction.cpu().numpy())
+    return np.concatenate(predictions, axis=0)
 
 
 def floor(args):
@@ -170,7 +176,7 @@ def floor(args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--model", default="small_cnn")
+    p.add_argument("--model", default="small_cnn", help="small_cnn or a timm model name")
     p.add_argument("--image_size", type=int, default=28)
     p.add_argument("--bs", type=int, default=128, help="per process")
     p.add_argument("--lr", type=float, default=5e-5)
@@ -186,20 +192,19 @@ def main():
     p.add_argument("--mean", type=float, default=0.2860)
     p.add_argument("--std", type=float, default=0.3530)
     p.add_argument("--out", default="python_run")
+    p.add_argument("--cpu", action="store_true", help="run on the CPU even when CUDA is available")
     p.add_argument("--floor", action="store_true")
     args = p.parse_args()
     if args.floor:
         return floor(args)
 
     t_start = time.time()
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
+    accelerator = Accelerator(cpu=args.cpu or not torch.cuda.is_available())
+    # After Accelerator(): on MULTI_CPU it sets its own thread count (cores / local processes).
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
-    if world > 1:
-        dist.init_process_group("gloo")
-    torch.manual_seed(42)
-    np.random.seed(42 + rank)
+    world = accelerator.num_processes
+    torch.manual_seed(42)  # the same initial weights on every rank (DDP broadcasts rank 0's anyway)
 
     images = read_idx(os.path.join(args.root, "train-images-idx3-ubyte.gz"))
     labels = read_idx(os.path.join(args.root, "train-labels-idx1-ubyte.gz")).astype(np.int64)
@@ -210,46 +215,36 @@ def main():
     if args.limit_val: va_x, va_y = va_x[:args.limit_val], va_y[:args.limit_val]
     if args.limit_test: test_images = test_images[:args.limit_test]
 
-    train_tf = Compose(args.image_size, True, args.mean, args.std)
-    eval_tf = Compose(args.image_size, False, args.mean, args.std)
-    train_ds = MiniDataSet(tr_x, tr_y, train_tf)
-    val_ds = MiniDataSet(va_x, va_y, eval_tf)
-    test_ds = MiniDataSet(test_images, None, eval_tf)
-
-    def loader(ds, bs, train):
-        if world > 1:  # what accelerate.prepare() does to a DataLoader
-            sampler = DistributedSampler(ds, world, rank, shuffle=train, drop_last=train)
-            return DataLoader(ds, batch_size=bs, sampler=sampler, num_workers=args.num_workers, drop_last=train)
-        return DataLoader(ds, batch_size=bs, shuffle=train, num_workers=args.num_workers, drop_last=train)
-
-    train_dl = loader(train_ds, args.bs, True)
-    val_dl = loader(val_ds, args.bs * 2, False)
-    test_dl = loader(test_ds, args.bs * 2, False)
+    train_transform = get_transform(args.image_size, True, args.mean, args.std)
+    valid_transform = get_transform(args.image_size, False, args.mean, args.std)
+    train_ds = MiniDataSet(tr_x, tr_y, train_transform)
+    val_ds = MiniDataSet(va_x, va_y, valid_transform)
+    test_ds = MiniDataSet(test_images, transform=valid_transform)
+    train_dl = DataLoader(train_ds, batch_size=args.bs, num_workers=args.num_workers, shuffle=True, drop_last=True)
+    val_dl = DataLoader(val_ds, batch_size=args.bs * 2, num_workers=args.num_workers, shuffle=False, drop_last=False)
+    test_dl = DataLoader(test_ds, batch_size=args.bs * 2, num_workers=args.num_workers, shuffle=False, drop_last=False)
 
     model = build_model(args.model)
-    if world > 1:
-        model = nn.parallel.DistributedDataParallel(model)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    loss_fn = nn.CrossEntropyLoss()
+    optimizer = Adam(model.parameters(), lr=args.lr)
+    model, optimizer, train_dl, val_dl, test_dl = accelerator.prepare(model, optimizer, train_dl, val_dl, test_dl)
+    loss_fn = torch.nn.CrossEntropyLoss()
     os.makedirs(args.out, exist_ok=True)
     ckpt = os.path.join(args.out, "model.bin")
 
     steps, first_step, best, epoch_seconds, train_seconds, ips = 0, 0.0, -1.0, [], [], 0.0
     warmup = 3  # batches excluded from the steady state, as in runner's trainer
     for ep in range(args.ep):
-        if world > 1:
-            train_dl.sampler.set_epoch(ep)
         model.train()
         t_epoch = time.perf_counter()
         seen, steady_t, counted = 0, None, 0
-        losses = []
-        for batch in train_dl:
+        train_loss = []
+        for batch in train_dl:  # the tutorial's train_fn
             logits = model(batch["image"])
             optimizer.zero_grad()
             loss = loss_fn(logits, batch["label"])
-            loss.backward()
+            accelerator.backward(loss)
             optimizer.step()
-            losses.append(loss.item())
+            train_loss.append(loss.item())
             steps += 1
             seen += 1
             if first_step == 0.0:
@@ -263,24 +258,23 @@ def main():
         if steady_t is not None and seen > warmup:
             ips = counted / (time.perf_counter() - steady_t)
         train_seconds.append(time.perf_counter() - t_epoch)  # as runner's epoch_seconds: training only
-        val_pred = predict(model, val_dl, world)
-        val_acc = float(np.mean(val_pred == va_y))
-        if rank == 0:
-            print(f"Epoch {ep + 1}, train loss {np.mean(losses):.4f}, val acc {val_acc:.4f}, {ips:.0f} img/s", flush=True)
-            if val_acc > best:
-                best = val_acc
-                torch.save(model.state_dict(), ckpt)
+        val_pred = predict_fn(accelerator, model, val_dl)
+        val_acc = float(np.mean(val_pred == val_dl.dataset.labels))
+        if accelerator.is_main_process:
+            print(f"Epoch {ep + 1}, train loss {np.mean(train_loss):.4f}, val acc {val_acc:.4f}, {ips:.0f} img/s",
+                  flush=True)
+        if val_acc > best:  # the same on every rank: val_pred is gathered
+            best = val_acc
+            accelerator.wait_for_everyone()
+            accelerator.save(accelerator.unwrap_model(model).state_dict(), ckpt)  # main process only
         epoch_seconds.append(time.perf_counter() - t_epoch)
         if args.max_steps and steps >= args.max_steps:
             break
-    if world > 1:
-        dist.barrier()
-    model.load_state_dict(torch.load(ckpt))
-    test_pred = predict(model, test_dl, world)
-    rss = torch.tensor([peak_rss_mib()], dtype=torch.float64)
-    if world > 1:
-        dist.all_reduce(rss)
-    if rank == 0:
+    accelerator.wait_for_everyone()
+    accelerator.unwrap_model(model).load_state_dict(torch.load(ckpt, map_location="cpu"))
+    test_pred = predict_fn(accelerator, model, test_dl)
+    rss = accelerator.reduce(torch.tensor([peak_rss_mib()], dtype=torch.float64, device=accelerator.device), "sum")
+    if accelerator.is_main_process:
         with open(os.path.join(args.out, "submission.csv"), "w") as f:
             f.write("ImageId,Label\n")
             f.writelines(f"{i + 1},{int(v)}\n" for i, v in enumerate(test_pred))
@@ -291,8 +285,7 @@ def main():
                    "best_metrics": {"accuracy": best}}
         with open(os.path.join(args.out, "summary.json"), "w") as f:
             json.dump(summary, f, indent=2)
-    if world > 1:
-        dist.destroy_process_group()
+    accelerator.end_training()
 
 
 if __name__ == "__main__":

@@ -57,9 +57,11 @@ p(f"{platform.node()}  {platform.platform()}")
 p(sh("lscpu | grep -E 'Model name|^CPU\\(s\\)'"))
 p(f"load average at report time: {os.getloadavg()}")
 p(sh(f"{runner} env 2>&1 | head -40"))
-p(sh("/usr/bin/python3 -c \"import torch, torchvision, cv2, numpy; print('python torch', torch.__version__, "
-     "'torchvision', torchvision.__version__, 'cv2', cv2.__version__, 'numpy', numpy.__version__); "
-     "print(torch.__config__.show())\" 2>&1 | head -30"))
+python = os.environ.get("PYTHON", ".venv/bin/python")  # the baseline's Python (bench/run.sh)
+p(sh(f"{python} -c \"import torch, timm, accelerate, albumentations, cv2, numpy; "
+     "print('python torch', torch.__version__, 'timm', timm.__version__, 'accelerate', "
+     "accelerate.__version__, 'albumentations', albumentations.__version__, 'cv2', cv2.__version__, "
+     "'numpy', numpy.__version__); print(torch.__config__.show())\" 2>&1 | head -30"))
 p(sh("update-alternatives --display libblas.so.3-x86_64-linux-gnu 2>/dev/null | head -3"))
 p("```\n")
 p("## Results\n")

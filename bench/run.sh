@@ -5,14 +5,14 @@
 #   bench/run.sh                 quick mode: a few steps per config, small val/test (~10 min idle)
 #   MODE=full bench/run.sh       whole epochs on all the data (hours on 2 cores)
 #   REPS=3 CONFIGS="small_cnn_28_1x2 resnet18_56_2x1" STEPS_SCALE=2 bench/run.sh
-# Env: BUILD_DIR (build), RUNNER and FLOOR (the binaries, default under BUILD_DIR), PYTHON (/usr/bin/python3), OUT (bench/out), REPS (2), MODE (quick),
+# Env: BUILD_DIR (build), RUNNER and FLOOR (the binaries, default under BUILD_DIR), PYTHON (.venv/bin/python: the project venv made by `make deps`), OUT (bench/out), REPS (2), MODE (quick),
 #      STEPS_SCALE (1: multiplies the quick steps), PY_FLOOR (1: also time the Python floor),
 #      BUSY (0: number of busy-loop processes competing for the cores during the whole run, to see
 #      how each side copes with shared cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-PYTHON=${PYTHON:-/usr/bin/python3}
+PYTHON=${PYTHON:-.venv/bin/python}
 OUT=${OUT:-bench/out}
 REPS=${REPS:-2}
 MODE=${MODE:-quick}
@@ -27,8 +27,8 @@ if [[ ! -x $RUNNER || ! -x $FLOOR ]]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja >/dev/null
   cmake --build "$BUILD_DIR" --target runner floor_bench -j "$(nproc)"
 fi
-"$PYTHON" -c 'import torch, torchvision, cv2' 2>/dev/null || {
-  echo "bench needs $PYTHON with torch, torchvision and cv2: apt-get install python3-torch python3-torchvision python3-opencv" >&2
+"$PYTHON" -c 'import torch, timm, accelerate, albumentations, cv2' 2>/dev/null || {
+  echo "bench needs $PYTHON with torch, timm, accelerate, albumentations and cv2: run make deps" >&2
   exit 1
 }
 
@@ -45,7 +45,8 @@ mkdir -p "$OUT"
 RESULTS=$OUT/results.jsonl
 : >"$RESULTS"
 
-# resnets start as torchvision's (the baseline) do: zero_init_last false, so accuracies compare.
+# Both sides build the models as timm does (resnets with timm's default zero_init_last: true),
+# so accuracies compare.
 runner_yaml() {  # name backbone size procs threads batch steps run_dir
   local resize="" limits="" steps="null"
   if [[ $3 != 28 ]]; then resize="    - {name: resize, height: $3, width: $3, interpolation: lanczos4}"; fi
@@ -71,7 +72,7 @@ $resize
     - {name: normalize, mean: 0.2860, std: 0.3530}
   num_workers: 2
 $limits
-model: {backbone: $2, in_chans: 1, num_classes: 10$([[ $2 == resnet* ]] && echo ", zero_init_last: false")}
+model: {backbone: $2, in_chans: 1, num_classes: 10}
 optimizer: {name: adam, lr: $LR}
 scheduler: {name: none}
 loss: {name: cross_entropy}
@@ -89,7 +90,7 @@ YAML
 
 python_cmd() {  # name backbone size procs threads batch steps run_dir
   local args=(bench/python_baseline.py --model "$2" --image_size "$3" --bs "$6" --threads "$5" --lr $LR
-    --ep 1 --num_workers 2 --root $ROOT --out "$8")
+    --ep 1 --num_workers 2 --root $ROOT --out "$8" --cpu)
   if [[ $MODE == quick ]]; then args+=(--max_steps "$7" --limit_val 500 --limit_test 500); fi
   if [[ $4 == 1 ]]; then
     echo "$PYTHON ${args[*]}"

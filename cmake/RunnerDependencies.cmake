@@ -1,6 +1,28 @@
-# Every third-party dependency, found once. Debian 12 package names are in the Makefile's `deps`.
+# Every third-party dependency, found once. Debian 12 package names are in the Makefile's `deps`;
+# libtorch is the PyTorch wheel's (requirements.txt), in the project's .venv (`make deps`).
 find_package(Threads REQUIRED)
+
+set(RUNNER_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python"
+    CACHE FILEPATH "The Python whose torch package provides libtorch (headers, libraries, CMake config)")
+if(NOT Torch_DIR)
+  execute_process(
+    COMMAND ${RUNNER_PYTHON} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+    OUTPUT_VARIABLE RUNNER_TORCH_PREFIX OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE RUNNER_TORCH_FOUND ERROR_QUIET)
+  if(NOT RUNNER_TORCH_FOUND EQUAL 0)
+    message(FATAL_ERROR "no torch package in ${RUNNER_PYTHON}: run `make deps` (creates .venv from "
+                        "requirements.txt), or pass -DRUNNER_PYTHON=/path/to/python (or -DTorch_DIR=...)")
+  endif()
+  list(APPEND CMAKE_PREFIX_PATH ${RUNNER_TORCH_PREFIX})
+endif()
+# The wheel's libtorch has CUDA compiled in: its CMake config needs the CUDA toolkit (headers, nvcc).
+if(NOT CUDAToolkit_ROOT AND NOT DEFINED ENV{CUDAToolkit_ROOT} AND EXISTS /usr/local/cuda/bin/nvcc)
+  set(CUDAToolkit_ROOT /usr/local/cuda)
+endif()
 find_package(Torch REQUIRED)
+# The wheel's torch/lib (inside the project when it is .venv, so CMake's link-path RPATH skips
+# it): installed binaries name it, to run against the libtorch they were built with.
+get_filename_component(RUNNER_TORCH_LIB_DIR "${TORCH_LIBRARY}" DIRECTORY)
 find_package(yaml-cpp REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)
@@ -19,3 +41,14 @@ endif()
 
 # c10d's Gloo headers include <gloo/...>; Debian ships them in libgloo-dev.
 find_path(GLOO_INCLUDE_DIR gloo/config.h)
+
+# PyTorch bundles fmt 12 in torch/include, searched (-isystem) before /usr/include; Debian's
+# spdlog 1.10 and its compiled library need Debian's fmt 9. An -I dir holding fmt 9 comes first;
+# fmt/base.h (new in fmt 11, included by c10) maps onto fmt 9's core.h.
+find_path(RUNNER_FMT9_INCLUDE fmt/core.h PATHS /usr/include NO_DEFAULT_PATH)
+set(RUNNER_FMT_FIRST_DIR ${CMAKE_BINARY_DIR}/fmt-first)
+if(RUNNER_FMT9_INCLUDE AND NOT EXISTS ${RUNNER_FMT_FIRST_DIR}/fmt/base.h)
+  file(COPY ${RUNNER_FMT9_INCLUDE}/fmt DESTINATION ${RUNNER_FMT_FIRST_DIR})
+  file(WRITE ${RUNNER_FMT_FIRST_DIR}/fmt/base.h "#pragma once\n#include <fmt/core.h>\n")
+endif()
+include_directories(BEFORE ${RUNNER_FMT_FIRST_DIR})

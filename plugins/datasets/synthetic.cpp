@@ -77,7 +77,7 @@ DatasetSplits make_synthetic(const nlohmann::json& params, const DatasetContext&
   DatasetSplits splits;
   splits.train = make("train_size", 0, true);
   splits.val = make("val_size", 1, true);
-  splits.test = make("test_size", 2, params.at("test_labelled").get<bool>());
+  splits.test = make("test_size", 2, true);
   splits.num_classes = nc;
   return splits;
 }
@@ -116,10 +116,6 @@ void register_synthetic(Registry<DatasetFactory>& registry) {
            {"maximum", 1},
            {"default", 0.5},
            {"description", "Share of noise in each pixel (0: the pure class pattern)."}}},
-         {"test_labelled",
-          {{"type", "boolean"},
-           {"default", true},
-           {"description", "Whether the test split carries labels (false: label -1)."}}},
          {"seed",
           {{"type", {"integer", "null"}},
            {"default", nullptr},

@@ -22,6 +22,17 @@ sed 's/backbone: small_cnn/backbone: convnext_smal/' experiments/quickstart.yaml
 expect_exit 2 "$runner" run "$tmp/backbone.yaml" --dry-run
 expect_output "model.backbone: unknown backbone 'convnext_smal' (did you mean 'convnext_small'?; see 'runner plugins models')"
 
+# Without `extends`, the required sections are still required.
+printf 'name: x\ndata: {dataset: {name: mnist}}\noptimizer: {name: adam}\n' >"$tmp/nomodel.yaml"
+expect_exit 2 "$runner" validate "$tmp/nomodel.yaml"
+expect_output "model"
+
+# One mistake, one line.
+sed 's/batch_size: 64 /batch_size: -4 /' experiments/quickstart.yaml >"$tmp/negative.yaml"
+expect_exit 2 "$runner" validate "$tmp/negative.yaml"
+expect_output "train.batch_size"
+[ "$(grep -c . <<<"$out")" = 1 ] || { echo "FAIL: one mistake should be one line, got: $out"; failures=$((failures + 1)); }
+
 # Overrides are typed and shown by `config`; a bad override path is an error.
 expect_exit 0 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lr=1e-4
 expect_output "lr: 0.0001"
@@ -68,5 +79,24 @@ expect_exit 2 "$runner" validate "$tmp/noplugin.yaml"
 expect_output "plugins.0: plugin library '/nonexistent/libnothing.so' does not exist"
 RUNNER_PLUGIN_PATH=$plugin expect_exit 0 "$runner" plugins transforms
 expect_output "invert"
+
+# A shortened quickstart (5 optimizer steps) clips the cosine schedule's 50 warm-up steps.
+expect_exit 0 "$runner" run experiments/quickstart.yaml --set data.limit.train=640 \
+  --set data.limit.val=128 --set data.limit.test=64 --set "output.root=$tmp/runs"
+expect_output "scheduler.warmup_steps 50 is not shorter than this run's 5 optimizer steps: clipped to 4"
+
+# A CUDA experiment on a machine without a GPU: one line before any rank starts, exit 2.
+if ! command -v nvidia-smi >/dev/null; then
+  expect_exit 2 "$runner" run experiments/mnist_ddp_fp16.yaml
+  expect_output "experiments/mnist_ddp_fp16.yaml:"
+  expect_output "launch.device is cuda but no CUDA device is available"
+  [ "$(grep -c . <<<"$out")" = 1 ] || { echo "FAIL: expected one line, got: $out"; failures=$((failures + 1)); }
+fi
+
+# Under SLURM, a node name that does not resolve is one line naming where it came from, at once
+# (c10d alone retries until the timeout, warning once a second).
+SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_NODELIST=no-such-node-r7 \
+  expect_exit 2 timeout 60 "$runner" run experiments/quickstart.yaml
+expect_output "rank 0: MASTER_ADDR 'no-such-node-r7' (from SLURM_NODELIST) does not resolve"
 
 finish

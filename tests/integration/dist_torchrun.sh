@@ -1,16 +1,16 @@
 #!/bin/bash
-# torchrun (Debian's python3-torch 1.13) starts the ranks: they join through torchrun's agent
-# store, DDP matches one process, and a rank's error reaches torchrun's failure summary through
-# TORCHELASTIC_ERROR_FILE.
+# torchrun (from the torch of requirements.txt, RUNNER_PYTHON) starts the ranks: they join
+# through torchrun's agent store, DDP matches one process, and a rank's error reaches
+# torchrun's failure summary through TORCHELASTIC_ERROR_FILE.
 WORKER=$1
 source "$(dirname "$0")/dist_lib.sh"
 export OMP_NUM_THREADS=1 DIST_TIMEOUT_S=60
-if ! /usr/bin/python3 -c "import torch.distributed.run" 2>/dev/null; then
-  echo "SKIP: Debian's python3-torch (torchrun) is not installed"; exit 77
+PY=${RUNNER_PYTHON:-.venv/bin/python}
+if ! "$PY" -c "import torch.distributed.run" 2>/dev/null; then
+  echo "SKIP: $PY has no torch (torchrun): run make deps"; exit 77
 fi
-# 1.13 spells it --no_python; on Python 3.11 it needs --redirects/--tee or it fails at start.
 torchrun() {
-  timeout 100 /usr/bin/python3 -m torch.distributed.run --no_python --redirects 1 --tee 1 \
+  timeout 100 "$PY" -m torch.distributed.run --no-python --redirects 1 --tee 1 \
     --nnodes 1 --nproc_per_node 2 --master_addr 127.0.0.1 --master_port "$(free_port)" "$@"
 }
 

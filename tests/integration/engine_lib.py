@@ -49,12 +49,12 @@ def write(path, text):
     return path
 
 
-def run(command, args, timeout=120, expect=0):
-    """Runs `runner COMMAND ARGS...`; returns (exit code, combined output)."""
+def run(command, args, timeout=120, expect=0, cwd=None):
+    """Runs `runner COMMAND ARGS...` (in `cwd`); returns (exit code, combined output)."""
     cmd = [RUNNER, command] + list(args)
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
-                           env=dict(os.environ, OMP_NUM_THREADS="1"))
+                           env=dict(os.environ, OMP_NUM_THREADS="1"), cwd=cwd)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace")
         check(False, f"timed out after {timeout} s: {' '.join(cmd)}\n{out[-3000:]}")

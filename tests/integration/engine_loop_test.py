@@ -85,6 +85,41 @@ for r in rows[1:]:
 check([r[1] for r in rows[1:]] == [line.split(",")[1] for line in lines[1:]],
       "runner predict --checkpoint best.pt disagrees with the run's own submission")
 
+# Predicting from a run writes into that run (predictions/) and creates no new run directory.
+before = sorted(os.listdir(root))
+run("predict", [exp, "--checkpoint", os.path.join(run_dir, "checkpoints", "best.pt"),
+                "--set", "predict.output=again.csv"] + limits[:6] + ["--set", f"output.root={root}"])
+check(os.path.isfile(os.path.join(run_dir, "predictions", "again.csv")),
+      "runner predict --checkpoint RUN/checkpoints/best.pt did not write RUN/predictions/again.csv")
+check(sorted(os.listdir(root)) == before, "runner predict created a new run directory")
+check(not os.path.exists(os.path.join(tmp, "predict")), "runner predict --output created output.root")
+
+# A plain predict from a config (no run) writes its file in the working folder and nothing else.
+plain = os.path.join(tmp, "plain")
+os.makedirs(plain)
+run("predict", [exp, "--set", "predict.output=plain.csv", "--set", f"output.root={plain}/runs"] + limits[:6],
+    cwd=plain)
+check(sorted(os.listdir(plain)) == ["plain.csv"], f"a plain predict left {sorted(os.listdir(plain))}")
+
+# format: kaggle takes the ids from sample_submission.csv beside the test file.
+kaggle = os.path.join(tmp, "kaggle")
+os.makedirs(kaggle)
+pixels = ",".join(f"pixel{i}" for i in range(784))
+with open(os.path.join(kaggle, "train.csv"), "w") as f:
+    f.write("label," + pixels + "\n" + "".join(f"{i % 10}," + ",".join(["7"] * 784) + "\n" for i in range(40)))
+with open(os.path.join(kaggle, "test.csv"), "w") as f:
+    f.write(pixels + "\n" + "".join(",".join(["9"] * 784) + "\n" for _ in range(5)))
+with open(os.path.join(kaggle, "sample_submission.csv"), "w") as f:
+    f.write("ImageId,Label\n" + "".join(f"{100 + 3 * i},0\n" for i in range(5)))
+run("predict", [os.path.join(SOURCE, "experiments", "mnist_kaggle_ddp_fp16.yaml"), "--cpu", "-n", "1",
+                "--set", f"data.dataset.root={kaggle}", "--set", "data.dataset.val_split=30",
+                "--set", "model.backbone=small_cnn", "--set", "data.num_workers=0",
+                "--output", os.path.join(tmp, "kaggle.csv")], timeout=120)
+with open(os.path.join(tmp, "kaggle.csv")) as f:
+    submitted = f.read().splitlines()
+check([line.split(",")[0] for line in submitted] == ["ImageId"] + [str(100 + 3 * i) for i in range(5)],
+      f"kaggle ids are not sample_submission.csv's: {submitted[:3]}")
+
 # Export: model.safetensors beside the run, readable, with the classifier's shape.
 run("export", [run_dir])
 tensors = read_safetensors(os.path.join(run_dir, "model.safetensors")) if os.path.exists(

@@ -108,4 +108,22 @@ large=$(chosen_batch 4000 || true)
 [ -n "$small" ] && [ "$small" -ge 1 ] && [ "$small" -lt 128 ] ||
   { echo "FAIL: a 24 MiB budget should stop below the cap 128, chose ${small:-none}"; failures=$((failures + 1)); }
 
+# A point too short for a steady-state throughput (2 batches, 3 are excluded as warm-up) shows
+# n/a, never 0, and is left out of the plot.
+cat >short.yaml <<YAML
+base: base.yaml
+output: out_short
+points:
+  - {train.batch_size: 128}
+  - {train.batch_size: 16}
+YAML
+expect_exit 0 "$RUNNER" sweep short.yaml
+csv=$(cat out_short/short/summary.csv)
+col=$(echo "$csv" | sed -n 1p | tr ',' '\n' | grep -n "^images/s$" | cut -d: -f1)
+[ "$(echo "$csv" | sed -n 2p | cut -d, -f"$col")" = n/a ] ||
+  { echo "FAIL: the 2-batch point's images/s should be n/a: $(echo "$csv" | sed -n 2p)"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 3p | cut -d, -f"$col" | grep -qE "^[0-9]+$" ||
+  { echo "FAIL: the 16-batch point's images/s should be measured: $(echo "$csv" | sed -n 3p)"; failures=$((failures + 1)); }
+grep -q "n/a" out_short/short/summary.md || { echo "FAIL: summary.md lacks n/a"; failures=$((failures + 1)); }
+
 finish

@@ -1,10 +1,14 @@
 #include <filesystem>
 #include <iostream>
 
+#include <torch/cuda.h>
+#include <torch/version.h>
+
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
+#include "config/pretrained_source.hpp"
 #include "dist/rendezvous_host.hpp"
 #include "engine/dry_run.hpp"
 #include "engine/run_experiment.hpp"
@@ -26,6 +30,12 @@ std::string joined(const std::string& command, const Args& args) {
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
                  const engine::RunOptions& options) {
   const auto& launch = e.doc.at("launch");
+  // Before any rank starts: one line, instead of the same error from every rank.
+  if (launch.at("device").get<std::string>() == "cuda" && !torch::cuda::is_available())
+    throw ConfigError(e.marks.value_mark("/launch/device").to_string() +
+                      ": launch.device is cuda but no CUDA device is available (this libtorch: " +
+                      std::string(TORCH_VERSION) +
+                      "); run on CPU with --cpu or --set launch.device=cpu");
   const int nproc = launch.at("num_processes").get<int>();
   const int nnodes = launch.at("nnodes").get<int>();
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
@@ -74,7 +84,9 @@ int command_run(const Args& args) {
   const auto files = cl.list("file");
   if (files.size() != 1)
     throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
-  const auto experiment = config::load_experiment(files[0], run_overrides(cl));
+  auto experiment = config::load_experiment(files[0], run_overrides(cl));
+  // Missing weights are a config error here, before any rank starts; a resume has its weights.
+  if (!cl.values().count("resume")) config::resolve_pretrained(experiment);
   if (cl.has("dry-run")) {
     engine::dry_run(experiment, std::cout);
     return 0;
@@ -105,7 +117,8 @@ int command_predict(const Args& args) {
   if (files.size() != 1)
     throw ConfigError("runner predict: give one experiment file; see 'runner predict --help'");
   auto overrides = run_overrides(cl);
-  const auto experiment = config::load_experiment(files[0], overrides);
+  auto experiment = config::load_experiment(files[0], overrides);
+  if (!cl.has("checkpoint")) config::resolve_pretrained(experiment);
   engine::RunOptions options;
   options.command_line = joined("predict", args);
   options.predict_only = true;

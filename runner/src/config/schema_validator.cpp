@@ -303,7 +303,16 @@ void validate_against_schema(const json& value, const json& schema, const Source
   // A problem inside an alternative (oneOf) shows up only as a wrapper message: keep those
   // when nothing more specific was found.
   const auto& chosen = found.empty() && issues.size() == before ? wrappers : found;
-  issues.insert(issues.end(), chosen.begin(), chosen.end());
+  // One mistake, one line: a value that fails a oneOf also fails each alternative; keep the
+  // line that names every alternative ("expected ..., got ...").
+  auto names_alternatives = [](const ConfigIssue& i) {
+    return i.message.rfind("expected ", 0) == 0;
+  };
+  std::set<std::string> explained;  // key paths with an "expected ..." line
+  for (const ConfigIssue& issue : chosen)
+    if (names_alternatives(issue)) explained.insert(issue.path);
+  for (const ConfigIssue& issue : chosen)
+    if (names_alternatives(issue) || !explained.count(issue.path)) issues.push_back(issue);
 }
 
 void apply_schema_defaults(json& value, const json& schema, const json* root_schema) {

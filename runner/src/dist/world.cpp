@@ -68,8 +68,25 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const launch::WorldEnv& e
       local_address_towards(env.master_addr, env.master_port));
 }
 
+// c10d retries an unresolvable name until the timeout, printing a warning a second: say it now.
+void check_master_resolves(const launch::WorldEnv& env) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int code = ::getaddrinfo(env.master_addr.c_str(), nullptr, &hints, &found);
+  if (found) ::freeaddrinfo(found);
+  if (code == 0) return;
+  const std::string from =
+      env.master_addr_source == "default" ? "" : " (from " + env.master_addr_source + ")";
+  throw ConfigError("rank " + std::to_string(env.rank) + ": MASTER_ADDR '" + env.master_addr + "'" +
+                    from + " does not resolve: " + ::gai_strerror(code) +
+                    "; set MASTER_ADDR (launch.master_addr) to a host name or IP every node "
+                    "resolves");
+}
+
 c10::intrusive_ptr<c10d::TCPStore> connect_store(const launch::WorldEnv& env,
                                                  std::chrono::milliseconds timeout) {
+  check_master_resolves(env);
   const bool host = env.rank == 0 && env.agent_store_prefix.empty();
   try {
     return compat::make_tcp_store(env.master_addr, env.master_port, host, env.world_size, timeout);

@@ -169,6 +169,9 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
   const auto agree = [&](bool ok) {
     return world.all_reduce(ok ? 1.0 : 0.0, dist::ReduceOp::kMin) > 0.5;
   };
+  // One unmeasured step first: libtorch's one-time allocations (kernel caches, thread pools,
+  // the optimizer's state) would otherwise be charged to the first trial's batch.
+  if (measure_host) (void)fits(1);
   std::vector<BatchTrial> trials;
   const int64_t chosen = search_batch_size(max, fits, agree, &trials);
   if (world.is_main()) {

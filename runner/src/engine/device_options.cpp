@@ -9,12 +9,13 @@
 namespace runner::engine {
 
 void apply_device_settings(const nlohmann::json& doc, const torch::Device& device) {
+  // A process-wide flag (summary.json's torch_settings shows it); cuDNN reads it on CUDA only.
+  compat::set_cudnn_benchmark(doc.at("launch").at("cudnn_benchmark").get<bool>());
   if (!device.is_cuda()) return;
 #if RUNNER_COMPAT_HAS_CUDA
   // Kernels and NCCL calls without an explicit index go to the current device: make it ours.
   if (device.has_index()) c10::cuda::set_device(device.index());
 #endif
-  compat::set_cudnn_benchmark(doc.at("launch").at("cudnn_benchmark").get<bool>());
   compat::cuda_reset_peak_bytes(device);
 }
 

@@ -56,6 +56,11 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
       << "), eval " << eval_tf.size() << "\n"
       << "model           " << doc.at("model").at("backbone").get<std::string>() << ": " << params
       << " parameters (" << trainable << " trainable)\n"
+      << "weights         "
+      << (doc.at("model").at("pretrained").is_string()
+              ? "pretrained, " + doc.at("model").at("pretrained").get<std::string>()
+              : std::string("fresh initialisation"))
+      << "\n"
       << "optimizer       " << doc.at("optimizer").at("name").get<std::string>() << ", lr "
       << doc.at("optimizer").value("lr", 0.0) << ", scheduler "
       << doc.at("scheduler").at("name").get<std::string>() << "\n"

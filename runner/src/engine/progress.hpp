@@ -12,8 +12,10 @@ class Progress {
   /// `enabled` false (non-main ranks) makes every call a no-op.
   Progress(bool enabled, bool terminal, int64_t line_every);
 
-  /// Starts a phase ("epoch 1/5", "validate") of `total` batches.
-  void start(const std::string& label, int64_t total);
+  /// Starts a phase ("epoch 1/5", "validate") of `total` batches; `later` batches of the same
+  /// speed follow in the run (the epochs after this one), for the whole run's ETA. Nothing is
+  /// shown before `quiet_seconds` have passed (short evaluation passes stay silent).
+  void start(const std::string& label, int64_t total, int64_t later = 0, double quiet_seconds = 0);
   /// Batch `done` of the phase finished; `images_per_s` and `loss` (NaN: not shown) so far.
   void update(int64_t done, double images_per_s, double loss);
   /// Ends the phase (a final newline for the bar).
@@ -21,7 +23,9 @@ class Progress {
 
  private:
   bool enabled_, terminal_;
-  int64_t line_every_, total_ = 0, last_line_ = -1;
+  int64_t line_every_, total_ = 0, last_line_ = -1, later_ = 0, first_done_ = -1;
+  double quiet_seconds_ = 0;
+  bool shown_ = false;
   std::string label_;
   std::chrono::steady_clock::time_point start_;
 };

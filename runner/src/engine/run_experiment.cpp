@@ -25,6 +25,7 @@
 #include "engine/trainer.hpp"
 #include "log/logging.hpp"
 #include "runner/error.hpp"
+#include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
 
 namespace runner::engine {
@@ -100,6 +101,20 @@ std::string choose_run_dir(const json& doc, const RunOptions& options) {
   return dir.string();
 }
 
+// Where a prediction goes: beside --output; into RUN/predictions/ when the weights are a run's
+// checkpoint (RUN/checkpoints/x.pt); else the working folder (predict.output relative to it).
+std::string prediction_dir(const RunOptions& options) {
+  if (!options.predict_output.empty())
+    return fs::path(options.predict_output).parent_path().string();
+  if (!options.checkpoint.empty()) {
+    const fs::path checkpoint = fs::absolute(options.checkpoint);
+    const fs::path run = checkpoint.parent_path().parent_path();
+    if (checkpoint.parent_path().filename() == "checkpoints" && fs::exists(run / "config.yaml"))
+      return (run / "predictions").string();
+  }
+  return fs::current_path().string();
+}
+
 torch::Device choose_device(const json& launch, const dist::World& world) {
   const std::string wanted = launch.at("device").get<std::string>();
   const bool cuda = torch::cuda::is_available();
@@ -169,10 +184,17 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (doc.at("train").at("batch_size") == "auto")
     resolved["train"]["batch_size"] = find_auto_batch_size(e, *world, device, precision);
 
-  // The run directory: chosen by the main process, known to all.
-  std::string run_dir = world->is_main() ? choose_run_dir(doc, options) : "";
-  run_dir = broadcast_string(*world, run_dir);
-  if (world->is_main()) {
+  // The run directory: chosen by the main process, known to all. A prediction makes none: it
+  // writes its file only (see prediction_dir).
+  std::string run_dir;
+  if (options.predict_only) {
+    run_dir = prediction_dir(options);
+    if (world->is_main()) fs::create_directories(run_dir);
+  } else {
+    run_dir = world->is_main() ? choose_run_dir(doc, options) : "";
+    run_dir = broadcast_string(*world, run_dir);
+  }
+  if (world->is_main() && !options.predict_only) {
     fs::create_directories(fs::path(run_dir) / "logs");
     fs::create_directories(fs::path(run_dir) / "checkpoints");
     write_text(fs::path(run_dir) / "config.yaml",
@@ -181,10 +203,11 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     write_text(fs::path(run_dir) / "env.json", environment_report().dump(2) + "\n");
   }
   world->barrier();
-  log::set_log_file(
-      (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+  if (!options.predict_only)
+    log::set_log_file(
+        (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
   // Other ranks log to their file only (their console shows warnings): say who wrote it.
-  if (!world->is_main())
+  if (!world->is_main() && !options.predict_only)
     spdlog::info("rank {} of {} (local rank {}), run {}", world->rank(), world->world_size(),
                  world->local_rank(), run_dir);
 
@@ -215,6 +238,17 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   parts.eval_pipeline =
       data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   parts.model = build_model(doc.at("model"), e.dir);
+  // Every rank reads the file before the trainer makes the ranks' parameters identical.
+  // A resumed run or a predict from --checkpoint overwrites the weights anyway.
+  const json& pretrained = doc.at("model").at("pretrained");
+  if (pretrained.is_string() && !options.resume && options.checkpoint.empty()) {
+    const auto model_options = models::model_options_from(doc.at("model"));
+    const auto loaded = models::load_pretrained(*parts.model, pretrained.get<std::string>(),
+                                                model_options.in_chans, model_options.num_classes);
+    if (world->is_main())
+      spdlog::info("pretrained weights: {}",
+                   loaded.describe(model_options.in_chans, model_options.num_classes));
+  }
   parts.model->to(device);
   apply_memory_format(doc, *parts.model);  // train.channels_last
   parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
@@ -227,7 +261,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}",
                  doc.at("model").at("backbone").get<std::string>(), params,
                  size(parts.splits.train), size(parts.splits.val), size(parts.splits.test));
-    if (!parts.splits.class_names.empty()) {
+    if (!parts.splits.class_names.empty() && !options.predict_only) {
       std::ofstream classes(fs::path(run_dir) / "classes.txt");
       for (const auto& c : parts.splits.class_names) classes << c << "\n";
     }
@@ -271,13 +305,18 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     summary["last_metrics"] = last;
     summary["best_metrics"] = best;
-    summary["train_images_per_s"] = trainer.train_images_per_s();
+    const auto images_per_s = trainer.train_images_per_s();
+    summary["train_images_per_s"] = images_per_s ? json(*images_per_s) : json(nullptr);
     summary["optimizer_steps"] = trainer.optimizer_steps();
     summary["first_step_unix_time"] = trainer.first_step_unix_time();
     summary["mean_epoch_seconds"] = trainer.mean_epoch_seconds();
     summary["seconds"] = seconds;
     summary["peak_rss_mib_all_ranks"] = rss_total;
     summary["peak_gpu_mib"] = peak_gpu_mib(device);  // rank 0's GPU; 0 on CPU
+    // What libtorch was really set to (launch.cudnn_benchmark, train.deterministic).
+    summary["torch_settings"] = {
+        {"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
+        {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}};
     write_text(fs::path(run_dir) / "summary.json", summary.dump(2) + "\n");
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);

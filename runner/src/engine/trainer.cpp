@@ -64,6 +64,29 @@ void write_atomically(const std::string& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
+// Kaggle's ids: the first column of sample_submission.csv beside the test file when there is
+// one (it names the order Kaggle scores), else 1..n as the digit-recognizer's.
+std::vector<std::string> submission_ids(const std::string& test_file, int64_t rows) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  const fs::path sample = fs::path(test_file).parent_path() / "sample_submission.csv";
+  if (fs::is_regular_file(test_file, ec) && fs::is_regular_file(sample, ec)) {
+    std::ifstream in(sample);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line))
+      if (!line.empty() && line != "\r") ids.push_back(line.substr(0, line.find(',')));
+    if (static_cast<int64_t>(ids.size()) != rows)
+      throw DataError(sample.string() + " has " + std::to_string(ids.size()) +
+                      " rows but the test split has " + std::to_string(rows) +
+                      ": use the sample submission of this test file, or remove it");
+    spdlog::info("submission ids from {}", sample.string());
+    return ids;
+  }
+  for (int64_t i = 0; i < rows; ++i) ids.push_back(std::to_string(i + 1));
+  return ids;
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
@@ -142,7 +165,20 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   context.base_lr = doc_.at("optimizer").at("lr").get<double>();
   context.steps_per_epoch = steps_per_epoch;
   context.total_steps = steps_per_epoch * epochs_;
-  scheduler_ = build_scheduler(doc_.at("scheduler"), context);
+  // Users shorten runs all the time (data.limit, epochs): a warm-up longer than the run is
+  // clipped, leaving one step of the schedule itself, and said once.
+  json scheduler_section = doc_.at("scheduler");
+  if (scheduler_section.contains("warmup_steps") &&
+      scheduler_section.at("warmup_steps").get<int64_t>() >= context.total_steps) {
+    const int64_t clipped = std::max<int64_t>(0, context.total_steps - 1);
+    if (parts_.world->is_main())
+      spdlog::warn(
+          "scheduler.warmup_steps {} is not shorter than this run's {} optimizer steps: "
+          "clipped to {}",
+          scheduler_section.at("warmup_steps").get<int64_t>(), context.total_steps, clipped);
+    scheduler_section["warmup_steps"] = clipped;
+  }
+  scheduler_ = build_scheduler(scheduler_section, context);
 
   if (parts_.world->is_main()) {
     std::vector<std::string> names;
@@ -220,7 +256,8 @@ void Trainer::resume_from(const std::string& checkpoint) {
                        m.at("scaler").at("growth_tracker").get<int64_t>()});
   history_ = m.at("history");
   if (content.rng_states.defined() && content.rng_states.size(0) > parts_.world->rank())
-    set_cpu_rng_state(content.rng_states[parts_.world->rank()].contiguous());
+    set_cpu_rng_state(content.rng_states[parts_.world->rank()]
+                          .clone());  // offset 0: 2.x reads from the storage start
   if (parts_.world->is_main())
     spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
                  epoch_ + 1, batches_done_, optimizer_steps_);
@@ -234,8 +271,13 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   model.train();
   train_loader_->start_epoch(static_cast<uint64_t>(epoch), static_cast<size_t>(batches_done_));
   const int64_t num_batches = static_cast<int64_t>(train_loader_->num_batches());
-  progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_),
-                  num_batches);
+  const int64_t epochs_left = epochs_ - epoch - 1;
+  int64_t later = epochs_left * num_batches;
+  if (max_steps_)  // the run ends at train.max_steps optimizer steps
+    later = std::min(later, std::max<int64_t>(0, (*max_steps_ - optimizer_steps_) * accum_ -
+                                                     (num_batches - batches_done_)));
+  progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs_), num_batches,
+                  later);
 
   const int64_t images_per_batch = batch_size_ * world.world_size();
   const int warmup_batches = 3;  // excluded from the steady-state throughput
@@ -361,6 +403,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   }
   progress_.finish();
   const double elapsed = seconds_since(steady_start);
+  images_per_s_.reset();  // a pass within the warm-up exclusion has no steady-state figure
   if (batches_this_run > warmup_batches && elapsed > 0) images_per_s_ = counted_images / elapsed;
   result.loss = epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN;
   return result;
@@ -380,12 +423,20 @@ torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& data
   lo.pin_memory = parts_.device.is_cuda();
   data::DataLoader loader(dataset, parts_.eval_pipeline, lo);
   loader.start_epoch(0);
+  if (world.is_main())
+    spdlog::debug("inference pass: {} samples in {} batches of {} per process", dataset->size(),
+                  loader.num_batches(), eval_batch_size_);
   // Each rank's BatchNorm statistics moved in its last training forward; evaluate with rank 0's
   // everywhere, as the checkpoint holds them.
   if (world.distributed()) world.broadcast_module(*parts_.model);
   parts_.model->eval();
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
+  // A line for passes long enough to wonder about (a big validation or test split).
+  Progress progress(world.is_main(), log::stdout_is_terminal(), log_every_);
+  progress.start(dataset.get() == parts_.splits.val.get() ? "validate" : "predict",
+                 static_cast<int64_t>(loader.num_batches()), 0, /*quiet_seconds=*/3.0);
+  int64_t done = 0;
   while (auto batch = loader.next()) {
     torch::Tensor logits;
     {
@@ -398,7 +449,9 @@ torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& data
     logits = logits.clone();
     const auto valid = batch->padding.logical_not().to(logits.device());
     parts.push_back(dist::gather_for_metrics(world, logits, valid).cpu());
+    progress.update(++done, 0.0, NAN);
   }
+  progress.finish();
   parts_.model->train();
   if (parts.empty()) return torch::empty({0, 0});
   return torch::cat(parts);
@@ -445,7 +498,7 @@ MetricValues Trainer::fit() {
     last = evaluate();
     json record = {{"epoch", epoch + 1},
                    {"loss", r.loss},
-                   {"images_per_s", images_per_s_},
+                   {"images_per_s", images_per_s_ ? json(*images_per_s_) : json(nullptr)},
                    {"epoch_seconds", train_seconds},
                    {"peak_rss_mib", peak_rss_mib()},
                    {"peak_gpu_mib", peak_gpu_mib(parts_.device)}};
@@ -456,7 +509,8 @@ MetricValues Trainer::fit() {
       record[name == "loss" ? "val_loss" : "val_" + name] = value;
       line += fmt::format(", val {} {:.4f}", name, value);
     }
-    line += fmt::format(", {:.0f} img/s, {:.1f} s", images_per_s_, train_seconds);
+    line += images_per_s_ ? fmt::format(", {:.0f} img/s", *images_per_s_) : ", n/a img/s";
+    line += fmt::format(", {:.1f} s", train_seconds);
     if (world.is_main()) {
       spdlog::info("{}", line);
       writer_->write("epoch", optimizer_steps_, record);
@@ -540,9 +594,10 @@ size_t Trainer::predict(const std::string& split, const std::string& output,
   const auto labels = logits.argmax(1);
   std::string text;
   if (format == "kaggle") {
+    const auto ids = submission_ids(dataset->describe(), logits.size(0));
     text = "ImageId,Label\n";
     for (int64_t i = 0; i < logits.size(0); ++i)
-      text += std::to_string(i + 1) + "," + std::to_string(labels[i].item<int64_t>()) + "\n";
+      text += ids[i] + "," + std::to_string(labels[i].item<int64_t>()) + "\n";
   } else {
     const auto probs = torch::softmax(logits, 1);
     text = "index,label";

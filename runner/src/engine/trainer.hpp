@@ -65,7 +65,8 @@ class Trainer {
   MetricValues evaluate();
 
   /// Steady-state training throughput of the last epoch, images/s over all ranks.
-  double train_images_per_s() const { return images_per_s_; }
+  /// Steady-state training images/s of the last epoch; nullopt when it was too short to measure.
+  std::optional<double> train_images_per_s() const { return images_per_s_; }
   int64_t optimizer_steps() const { return optimizer_steps_; }
   /// Wall-clock time (seconds since the Unix epoch) when this run's first optimizer step ended.
   double first_step_unix_time() const { return first_step_unix_time_; }
@@ -111,7 +112,7 @@ class Trainer {
   std::optional<double> best_value_;
   int64_t best_epoch_ = -1, epochs_without_improvement_ = 0;
   nlohmann::json history_ = nlohmann::json::object();
-  double images_per_s_ = 0;
+  std::optional<double> images_per_s_;
   double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0;
   int64_t epochs_timed_ = 0;
   bool finished_ = false;

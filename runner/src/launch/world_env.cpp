@@ -172,6 +172,9 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
     std::vector<std::string> hosts =
         nodelist ? expand_slurm_nodelist(nodelist) : std::vector<std::string>{};
     world.master_addr = string_or(env, "MASTER_ADDR", hosts.empty() ? "127.0.0.1" : hosts[0]);
+    if (!env("MASTER_ADDR") && !hosts.empty())
+      world.master_addr_source =
+          env("SLURM_STEP_NODELIST") ? "SLURM_STEP_NODELIST" : "SLURM_NODELIST";
     // The job id makes concurrent jobs on shared nodes pick different ports.
     int job_id = parse_int_or(env, "SLURM_JOB_ID", 0, world.source);
     world.master_port = parse_int_or(env, "MASTER_PORT", 15000 + job_id % 20000, world.source);
@@ -189,6 +192,7 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
   } else {
     return std::nullopt;
   }
+  if (env("MASTER_ADDR")) world.master_addr_source = "MASTER_ADDR";
   check_world(world);
   return world;
 }

@@ -25,6 +25,8 @@ struct WorldEnv {
   int local_world_size = 1;
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
+  /// Where master_addr came from, for errors: "MASTER_ADDR", "SLURM_NODELIST" or "default".
+  std::string master_addr_source = "default";
   int master_port = kDefaultMasterPort;
   std::string source = "none";  ///< "torchrun", "runner", "slurm", "mpi" or "none"
   /// torchrun's agent (or runner's launcher) already hosts a TCPStore at the master address:

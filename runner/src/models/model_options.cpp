@@ -24,9 +24,12 @@ nlohmann::json model_params_schema(const nlohmann::json& extra_properties) {
        {{"type", {"boolean", "string"}},
         {"default", false},
         {"description",
-         "false, or a timm checkpoint: a .safetensors file or a folder holding "
-         "model.safetensors. The first conv is adapted to in_chans and a classifier of another "
-         "size is left at its fresh init, as timm's load_pretrained does."}}}};
+         "Start from timm weights: a .safetensors file or a folder holding model.safetensors "
+         "(relative to the experiment file); true for timm's default weights of the backbone, "
+         "or hf-hub:timm/<model>.<tag>, both read offline from the Hugging Face cache "
+         "($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub). The first conv is adapted "
+         "to in_chans and a classifier of another size is left at its fresh init, as timm's "
+         "load_pretrained does. false: fresh initialisation."}}}};
   for (auto it = extra_properties.begin(); it != extra_properties.end(); ++it)
     properties[it.key()] = it.value();
   return {{"type", "object"}, {"additionalProperties", false}, {"properties", properties}};

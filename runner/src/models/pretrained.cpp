@@ -47,8 +47,8 @@ std::string resolve_weights_path(const std::string& path) {
 
 // Copies `source` into the module's tensors by name. Keys in `skip` are left as they are.
 // Any missing, unexpected or mis-shaped key aborts before anything is copied.
-void copy_matching(torch::nn::Module& module, const std::map<std::string, torch::Tensor>& source,
-                   const std::set<std::string>& skip, const std::string& file) {
+int64_t copy_matching(torch::nn::Module& module, const std::map<std::string, torch::Tensor>& source,
+                      const std::set<std::string>& skip, const std::string& file) {
   std::vector<std::string> missing, unexpected, misshaped;
   NamedTensors target = state_dict(module);
   std::set<std::string> target_names;
@@ -73,11 +73,14 @@ void copy_matching(torch::nn::Module& module, const std::map<std::string, torch:
     throw DataError(msg + " check that the backbone name matches the checkpoint");
   }
   torch::NoGradGuard no_grad;
+  int64_t copied = 0;
   for (auto& [name, t] : target) {
     auto it = source.find(name);
     if (skip.count(name) || it == source.end()) continue;
     t.copy_(it->second);
+    ++copied;
   }
+  return copied;
 }
 
 }  // namespace
@@ -109,8 +112,22 @@ torch::Tensor adapt_input_conv(int64_t in_chans, const torch::Tensor& w) {
   return f.to(type);
 }
 
-void load_pretrained(Model& model, const std::string& path, int64_t in_chans, int64_t num_classes) {
+std::string PretrainedLoad::describe(int64_t in_chans, int64_t num_classes) const {
+  std::string line = "loaded " + std::to_string(tensors_loaded) + " tensors from " + file;
+  line += first_conv_from ? "; first conv adapted from " + std::to_string(first_conv_from) +
+                                " to " + std::to_string(in_chans) + " channel(s)"
+                          : "; first conv used as it is";
+  if (classifier_from)
+    line += "; classifier left at its fresh init (" + std::to_string(classifier_from) + " -> " +
+            std::to_string(num_classes) + " classes)";
+  return line;
+}
+
+PretrainedLoad load_pretrained(Model& model, const std::string& path, int64_t in_chans,
+                               int64_t num_classes) {
+  PretrainedLoad report;
   const std::string file = resolve_weights_path(path);
+  report.file = file;
   io::TensorFile checkpoint = io::read_safetensors(file);
   std::map<std::string, torch::Tensor> source(checkpoint.tensors.begin(), checkpoint.tensors.end());
   if (!source.count("head.norm.weight") && source.count("norm.weight") &&
@@ -128,6 +145,7 @@ void load_pretrained(Model& model, const std::string& path, int64_t in_chans, in
                       std::to_string(have) + " channels and cannot be adapted to in_chans " +
                       std::to_string(in_chans) + " (only 3-channel kernels can)");
     conv->second = adapt_input_conv(in_chans, conv->second);
+    report.first_conv_from = have;
   }
 
   std::set<std::string> skip;
@@ -135,12 +153,14 @@ void load_pretrained(Model& model, const std::string& path, int64_t in_chans, in
   auto fc = source.find(fc_weight);
   if (fc != source.end() && fc->second.dim() >= 1 && fc->second.size(0) != num_classes) {
     // timm drops a classifier of another size and keeps the model's fresh one.
+    report.classifier_from = fc->second.size(0);
     for (const std::string& key : {fc_weight, model.classifier() + ".bias"}) {
       source.erase(key);
       skip.insert(key);
     }
   }
-  copy_matching(model, source, skip, file);
+  report.tensors_loaded = copy_matching(model, source, skip, file);
+  return report;
 }
 
 void save_model_safetensors(const torch::nn::Module& module, const std::string& path,

@@ -1,6 +1,9 @@
 // DataLoader: batch contents, determinism across worker counts, resume, ranks, errors.
 
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -217,6 +220,41 @@ TEST(DataLoader, WorkerFailureIsRethrownWithTheSampleIndex) {
       EXPECT_NE(std::string(e.what()).find("bad record"), std::string::npos) << e.what();
     }
     EXPECT_EQ(delivered, 3u);  // batches 0..2 arrive before the failing batch 3
+  }
+}
+
+// Counts the samples read, to see how far ahead of the consumer the workers run.
+class CountingDataset : public Dataset {
+ public:
+  explicit CountingDataset(std::shared_ptr<Dataset> inner) : inner_(std::move(inner)) {}
+  size_t size() const override { return inner_->size(); }
+  Sample get(size_t index) const override {
+    ++reads;
+    return inner_->get(index);
+  }
+  mutable std::atomic<int> reads{0};
+
+ private:
+  std::shared_ptr<Dataset> inner_;
+};
+
+// data.prefetch_batches: the workers read at most that many batches past the consumer (memory).
+TEST(DataLoader, PrefetchBatchesBoundsHowFarWorkersReadAhead) {
+  using namespace std::chrono_literals;
+  for (size_t prefetch : {1, 4}) {
+    auto data = std::make_shared<CountingDataset>(synthetic(64));
+    LoaderOptions o;
+    o.batch_size = 2;
+    o.num_workers = 1;
+    o.prefetch = prefetch;
+    DataLoader loader(data, build_pipeline(nlohmann::json::array(), registries().transforms), o);
+    loader.start_epoch(0);
+    ASSERT_TRUE(loader.next());
+    // The worker fills up to the bound and then waits there; give it ample time to get there.
+    const int bound = static_cast<int>((1 + prefetch) * o.batch_size);
+    for (int i = 0; i < 500 && data->reads < bound; ++i) std::this_thread::sleep_for(10ms);
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(data->reads.load(), bound) << "prefetch " << prefetch;
   }
 }
 

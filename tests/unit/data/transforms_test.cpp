@@ -1,6 +1,9 @@
 // Transforms against hand-computed values on tiny images.
 
+#include <algorithm>
+#include <cmath>
 #include <set>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <opencv2/core.hpp>
@@ -210,6 +213,193 @@ TEST(Transforms, SchemasDocumentEveryProperty) {
       EXPECT_TRUE(is_required || prop.contains("default")) << name << "." << key;
     }
   }
+}
+
+// ---- Effects of the remaining keys (tests/key_effects.tsv) ----
+
+/// dx and dy (fractions of width and height) that shift_scale_rotate draws in `apply` for sample
+/// `index`: the plugin always draws coin, angle, scale, dx, dy, in this order.
+std::pair<double, double> drawn_shift(uint64_t index, double shift_limit) {
+  Rng rng(1, 0, index);
+  rng.uniform();  // coin
+  rng.uniform();  // angle
+  rng.uniform();  // scale
+  const double dx = rng.uniform(-shift_limit, shift_limit);
+  const double dy = rng.uniform(-shift_limit, shift_limit);
+  return {dx, dy};
+}
+
+/// shift_scale_rotate that only shifts (by up to 3 pixels of a 10 x 10 image).
+nlohmann::json shift_only(double p) {
+  return {{"p", p}, {"shift_limit", 0.3}, {"scale_limit", 0}, {"rotate_limit", 0}};
+}
+
+/// 10 x 10, every row 0, 20, 40, ..., 180.
+cv::Mat ramp10() {
+  cv::Mat m(10, 10, CV_8UC1);
+  for (int y = 0; y < 10; ++y)
+    for (int x = 0; x < 10; ++x) m.at<uint8_t>(y, x) = static_cast<uint8_t>(20 * x);
+  return m;
+}
+
+TEST(Transforms, BrightnessByMaxChoosesMaxOrMeanAsTheShiftScale) {
+  // A dark image (mean 15) and beta fixed at 0.2: by_max true adds 0.2 * 255 = 51, false adds
+  // alpha * 0.2 * mean(image) (alpha * 3).
+  const cv::Mat dark = u8(1, 4, {0, 10, 20, 30});
+  auto params = [](bool by_max, double contrast) {
+    return nlohmann::json{{"p", 1.0},
+                          {"brightness_limit", {0.2, 0.2}},
+                          {"contrast_limit", {contrast, contrast}},
+                          {"brightness_by_max", by_max}};
+  };
+  // alpha 1: x + 51 vs x + 3.
+  EXPECT_EQ(values_of(apply("random_brightness_contrast", params(true, 0.0), dark.clone())),
+            (std::vector<int>{51, 61, 71, 81}));
+  EXPECT_EQ(values_of(apply("random_brightness_contrast", params(false, 0.0), dark.clone())),
+            (std::vector<int>{3, 13, 23, 33}));
+  // alpha 1.5: 1.5 x + 51 vs trunc(1.5 x + 1.5 * 0.2 * 15) = trunc(1.5 x + 4.5).
+  EXPECT_EQ(values_of(apply("random_brightness_contrast", params(true, 0.5), dark.clone())),
+            (std::vector<int>{51, 66, 81, 96}));
+  EXPECT_EQ(values_of(apply("random_brightness_contrast", params(false, 0.5), dark.clone())),
+            (std::vector<int>{4, 19, 34, 49}));
+}
+
+TEST(Transforms, NormalizeMaxPixelValueScalesMeanAndStd) {
+  // max_pixel_value 1: (x - 0.5) / 0.25; 255: (x - 127.5) / 63.75.
+  nlohmann::json one = {{"mean", 0.5}, {"std", 0.25}, {"max_pixel_value", 1.0}};
+  nlohmann::json full = {{"mean", 0.5}, {"std", 0.25}, {"max_pixel_value", 255.0}};
+  const cv::Mat a = apply("normalize", one, u8(1, 3, {0, 1, 2}));
+  ASSERT_EQ(a.type(), CV_32FC1);
+  EXPECT_FLOAT_EQ(a.at<float>(0), -2.0f);
+  EXPECT_FLOAT_EQ(a.at<float>(1), 2.0f);
+  EXPECT_FLOAT_EQ(a.at<float>(2), 6.0f);
+  const cv::Mat b = apply("normalize", full, u8(1, 3, {0, 1, 2}));
+  EXPECT_FLOAT_EQ(b.at<float>(0), -2.0f);
+  EXPECT_NEAR(b.at<float>(1), (1 - 127.5) / 63.75, 1e-6);
+  EXPECT_NEAR(b.at<float>(2), (2 - 127.5) / 63.75, 1e-6);
+  // A float image already in [0, 1] wants max_pixel_value 1: 0.75 -> (0.75 - 0.5) / 0.25 = 1.
+  EXPECT_FLOAT_EQ(apply("normalize", one, cv::Mat(1, 1, CV_32F, cv::Scalar(0.75))).at<float>(0),
+                  1.0f);
+  EXPECT_NEAR(apply("normalize", full, cv::Mat(1, 1, CV_32F, cv::Scalar(0.75))).at<float>(0),
+              (0.75 - 127.5) / 63.75, 1e-6);
+}
+
+TEST(Transforms, RandomResizedCropWithPZeroLeavesTheImageUnchanged) {
+  cv::Mat in(4, 4, CV_8UC1);
+  for (int i = 0; i < 16; ++i) in.at<uint8_t>(i / 4, i % 4) = static_cast<uint8_t>(10 * i);
+  nlohmann::json off = {{"height", 2},
+                        {"width", 2},
+                        {"scale", {0.25, 0.25}},
+                        {"ratio", {1.0, 1.0}},
+                        {"interpolation", "nearest"},
+                        {"p", 0.0}};
+  nlohmann::json on = off;
+  on["p"] = 1.0;
+  for (uint64_t i = 0; i < 20; ++i) {
+    // p 0: neither cropped nor resized (albumentations leaves the image as it is).
+    const cv::Mat kept = apply("random_resized_crop", off, in.clone(), i);
+    EXPECT_EQ(kept.size(), cv::Size(4, 4)) << i;
+    EXPECT_EQ(values_of(kept), values_of(in)) << i;
+    // p 1: a 2 x 2 block of the input.
+    const cv::Mat cropped = apply("random_resized_crop", on, in.clone(), i);
+    EXPECT_EQ(cropped.size(), cv::Size(2, 2)) << i;
+    const auto v = values_of(cropped);
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_EQ(v[1], v[0] + 10) << i;
+    EXPECT_EQ(v[2], v[0] + 40) << i;
+  }
+}
+
+TEST(Transforms, ShiftScaleRotateFillsUncoveredPixelsPerBorderModeAndValue) {
+  const cv::Mat flat(10, 10, CV_8UC1, cv::Scalar(10));
+  auto params = [](const std::string& mode, double value) {
+    nlohmann::json j = shift_only(1.0);
+    j["interpolation"] = "nearest";
+    j["border_mode"] = mode;
+    j["value"] = value;
+    return j;
+  };
+  int shifted = 0;
+  for (uint64_t i = 0; i < 20; ++i) {
+    const cv::Mat constant = apply("shift_scale_rotate", params("constant", 77), flat.clone(), i);
+    const cv::Mat zero = apply("shift_scale_rotate", params("constant", 0), flat.clone(), i);
+    const cv::Mat reflected =
+        apply("shift_scale_rotate", params("reflect_101", 77), flat.clone(), i);
+    const int filled = cv::countNonZero(constant == 77);
+    // constant: image pixels (10) and the fill value (77), nothing else.
+    EXPECT_EQ(filled + cv::countNonZero(constant == 10), 100) << i;
+    // value 0: the same uncovered pixels, filled with 0 instead.
+    EXPECT_EQ(cv::countNonZero(zero == 0), filled) << i;
+    // reflect_101 fills from the (flat) image itself: value is not used.
+    EXPECT_EQ(cv::countNonZero(reflected != 10), 0) << i;
+    const std::pair<double, double> d = drawn_shift(i, 0.3);
+    if (std::abs(d.first * 10) >= 1.0 || std::abs(d.second * 10) >= 1.0) {
+      ++shifted;
+      EXPECT_GT(filled, 0) << i << ": a shift of a pixel or more uncovers a border";
+    }
+  }
+  EXPECT_GT(shifted, 0);
+}
+
+TEST(Transforms, ShiftScaleRotateInterpolationNearestKeepsPixelValuesLinearBlends) {
+  const cv::Mat ramp = ramp10();
+  int fractional = 0;
+  for (uint64_t i = 0; i < 20; ++i) {
+    nlohmann::json params = shift_only(1.0);
+    params["border_mode"] = "replicate";
+    params["interpolation"] = "nearest";
+    const auto nearest = values_of(apply("shift_scale_rotate", params, ramp.clone(), i));
+    params["interpolation"] = "linear";
+    const auto linear = values_of(apply("shift_scale_rotate", params, ramp.clone(), i));
+    for (int v : nearest) EXPECT_EQ(v % 20, 0) << i << ": nearest copies input pixels";
+    // A horizontal shift half-way between two columns: linear blends neighbouring values.
+    const double shift = drawn_shift(i, 0.3).first * 10;
+    const double frac = shift - std::floor(shift);
+    if (frac > 0.25 && frac < 0.75) {
+      ++fractional;
+      EXPECT_TRUE(std::any_of(linear.begin(), linear.end(), [](int v) { return v % 20 != 0; }))
+          << i;
+      EXPECT_NE(linear, nearest) << i;
+    }
+  }
+  EXPECT_GT(fractional, 0);
+}
+
+TEST(Transforms, ShiftScaleRotatePZeroIsTheIdentity) {
+  const cv::Mat ramp = ramp10();
+  nlohmann::json off = shift_only(0.0);
+  off["border_mode"] = "replicate";
+  nlohmann::json on = shift_only(1.0);
+  on["border_mode"] = "replicate";
+  int moved = 0;
+  for (uint64_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(values_of(apply("shift_scale_rotate", off, ramp.clone(), i)), values_of(ramp)) << i;
+    const auto out = values_of(apply("shift_scale_rotate", on, ramp.clone(), i));
+    if (std::abs(drawn_shift(i, 0.3).first * 10) >= 0.5) {
+      ++moved;
+      EXPECT_NE(out, values_of(ramp)) << i << ": p 1 shifts the ramp";
+    }
+  }
+  EXPECT_GT(moved, 0);
+}
+
+TEST(Transforms, RandomRotate90PGatesTheTurn) {
+  const cv::Mat in = u8(2, 3, {1, 2, 3, 4, 5, 6});
+  int turned = 0;
+  for (uint64_t i = 0; i < 40; ++i) {
+    const cv::Mat kept = apply("random_rotate90", {{"p", 0.0}}, in.clone(), i);
+    EXPECT_EQ(kept.size(), in.size()) << i;
+    EXPECT_EQ(values_of(kept), values_of(in)) << i;
+    // k as the plugin draws it (after the coin): with p 1 the image turns exactly when k != 0.
+    Rng rng(1, 0, i);
+    rng.uniform();
+    const int64_t k = rng.uniform_int(0, 3);
+    const cv::Mat out = apply("random_rotate90", {{"p", 1.0}}, in.clone(), i);
+    const bool unchanged = out.size() == in.size() && values_of(out) == values_of(in);
+    EXPECT_EQ(unchanged, k == 0) << i;
+    if (!unchanged) ++turned;
+  }
+  EXPECT_GT(turned, 0);
 }
 
 }  // namespace

@@ -55,6 +55,39 @@ TEST(Optimizers, SgdMomentumFollowsTorchsUpdate) {
   EXPECT_NEAR(p.item<double>(), -1.9, 1e-6);
 }
 
+TEST(Optimizers, SgdDampeningFollowsTorchSgd) {
+  // lr 0.5, momentum 0.9, constant gradient 2. torch does not dampen the first step (buf = g):
+  // dampening 0.5: buf2 = 0.9 * 2 + 0.5 * 2 = 2.8 -> p = 0 - 1.4; dampening 0: buf2 = 3.8 -> -1.9.
+  auto trajectory = [](double dampening) {
+    auto p = torch::ones({1}, torch::requires_grad());
+    auto q = torch::ones({1}, torch::requires_grad());
+    struct One : torch::nn::Module {
+      explicit One(torch::Tensor p) { register_parameter("p", p); }
+    } model(p);
+    auto optimizer = make("sgd", {{"lr", 0.5}, {"momentum", 0.9}, {"dampening", dampening}}, model);
+    torch::optim::SGD reference(std::vector<torch::Tensor>{q},
+                                torch::optim::SGDOptions(0.5).momentum(0.9).dampening(dampening));
+    std::vector<double> out;
+    for (int step = 0; step < 3; ++step) {
+      p.mutable_grad() = torch::full({1}, 2.0);
+      q.mutable_grad() = torch::full({1}, 2.0);
+      optimizer->step();
+      reference.step();
+      EXPECT_TRUE(torch::equal(p, q)) << "dampening " << dampening << " step " << step;
+      out.push_back(p.item<double>());
+    }
+    return out;
+  };
+  const auto damped = trajectory(0.5);
+  const auto plain = trajectory(0.0);
+  EXPECT_NEAR(damped[0], 0.0, 1e-6);
+  EXPECT_NEAR(plain[0], 0.0, 1e-6);
+  EXPECT_NEAR(damped[1], -1.4, 1e-6);
+  EXPECT_NEAR(plain[1], -1.9, 1e-6);
+  EXPECT_NEAR(damped[2], -1.4 - 0.5 * (0.9 * 2.8 + 1.0), 1e-5);
+  EXPECT_NEAR(plain[2], -1.9 - 0.5 * (0.9 * 3.8 + 2.0), 1e-5);
+}
+
 TEST(Optimizers, NesterovWithoutMomentumIsAConfigError) {
   Net net;
   EXPECT_THROW(make("sgd", {{"nesterov", true}}, net), runner::ConfigError);
@@ -133,7 +166,9 @@ namespace {
 // torch::optim::Adam/AdamW's results exactly, with two parameter groups (one decayed, one not),
 // a parameter that gets no gradient on some steps, and state that survives a save/load.
 template <class Reference, class Options>
-void expect_same_as_torch(const std::string& name, bool amsgrad) {
+void expect_same_as_torch(const std::string& name, bool amsgrad,
+                          std::tuple<double, double> betas = std::make_tuple(0.9, 0.999),
+                          double eps = 1e-8) {
   torch::manual_seed(0);
   auto make_params = [] {
     torch::manual_seed(1);
@@ -143,8 +178,12 @@ void expect_same_as_torch(const std::string& name, bool amsgrad) {
   };
   auto ours = make_params();
   auto theirs = make_params();
-  nlohmann::json user = {
-      {"lr", 0.01}, {"weight_decay", 0.1}, {"amsgrad", amsgrad}, {"exempt_norm_and_bias", true}};
+  nlohmann::json user = {{"lr", 0.01},
+                         {"weight_decay", 0.1},
+                         {"amsgrad", amsgrad},
+                         {"exempt_norm_and_bias", true},
+                         {"betas", {std::get<0>(betas), std::get<1>(betas)}},
+                         {"eps", eps}};
   struct Holder : torch::nn::Module {
     explicit Holder(const std::vector<torch::Tensor>& ps) {
       register_parameter("w", ps[0]);
@@ -153,7 +192,7 @@ void expect_same_as_torch(const std::string& name, bool amsgrad) {
     }
   } holder(ours);
   auto optimizer = make(name, user, holder);
-  const auto options = Options(0.01).weight_decay(0.1).amsgrad(amsgrad);
+  const auto options = Options(0.01).weight_decay(0.1).amsgrad(amsgrad).betas(betas).eps(eps);
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(std::vector<torch::Tensor>{theirs[0], theirs[2]},
                       std::make_unique<Options>(options));
@@ -182,6 +221,21 @@ TEST(Optimizers, AdamStepsExactlyAsTorchAdam) {
 
 TEST(Optimizers, AdamwStepsExactlyAsTorchAdamw) {
   expect_same_as_torch<torch::optim::AdamW, torch::optim::AdamWOptions>("adamw", false);
+}
+
+// Non-default betas and eps reach the update: the plugins step exactly as torch with the same
+// values (torch with the defaults would differ from the first step on).
+TEST(Optimizers, AdamBetasAndEpsStepAsTorchAdam) {
+  for (bool amsgrad : {false, true})
+    expect_same_as_torch<torch::optim::Adam, torch::optim::AdamOptions>(
+        "adam", amsgrad, std::make_tuple(0.8, 0.95), 1e-2);
+}
+
+TEST(Optimizers, AdamwBetasEpsAndAmsgradStepAsTorchAdamw) {
+  expect_same_as_torch<torch::optim::AdamW, torch::optim::AdamWOptions>("adamw", true);
+  for (bool amsgrad : {false, true})
+    expect_same_as_torch<torch::optim::AdamW, torch::optim::AdamWOptions>(
+        "adamw", amsgrad, std::make_tuple(0.8, 0.95), 1e-2);
 }
 
 }  // namespace

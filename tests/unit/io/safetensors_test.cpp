@@ -1,6 +1,7 @@
 #include "runner/io/safetensors.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -76,8 +77,13 @@ TEST(Safetensors, RoundTripKeepsEveryDtypeShapeValueAndOrder) {
 }
 
 TEST(Safetensors, ReadsTimmReferenceFile) {
-  auto file = runner::io::read_safetensors(RUNNER_SHARED_DIR
-                                           "/reference/timm/resnet10t.in1c10.safetensors");
+  const char* shared = std::getenv("RUNNER_SHARED_DIR");
+  const std::string path = std::string(shared && *shared ? shared : RUNNER_SHARED_DIR) +
+                           "/reference/timm/resnet10t.in1c10.safetensors";
+  if (!std::filesystem::exists(path))
+    GTEST_SKIP() << "no " << path << " (it exists beside the project's own checkouts only; "
+                 << "tests/unit/timm reads files written by the real safetensors package)";
+  auto file = runner::io::read_safetensors(path);
   ASSERT_FALSE(file.tensors.empty());
   EXPECT_EQ(file.tensors.front().first, "conv1.0.weight");
   EXPECT_EQ(file.find("conv1.1.num_batches_tracked").scalar_type(), torch::kInt64);

@@ -93,12 +93,18 @@ TEST(Backbones, StochasticDepthActsOnlyInTrainMode) {
   torch::manual_seed(0);
   for (const char* name : {"convnext_atto", "resnet10t"}) {
     torch::NoGradGuard no_grad;
-    auto dropped = make_model(name, 1, 10, 0.5);
-    auto plain = make_model(name, 1, 10, 0.0);
-    // timm's ResNet init zeroes each residual branch, which would hide stochastic depth.
-    for (auto* m : {dropped.get(), plain.get()})
-      runner::models::load_state_dict_safetensors(
-          *m, runner::test::timm_reference(std::string(name) + ".in1c10.safetensors"));
+    auto make = [&](double drop_path_rate) {
+      nlohmann::json params = {{"backbone", name},
+                               {"in_chans", 1},
+                               {"num_classes", 10},
+                               {"drop_path_rate", drop_path_rate},
+                               {"pretrained", false}};
+      // timm's ResNet init zeroes each residual branch, which would hide stochastic depth.
+      if (std::string(name) == "resnet10t") params["zero_init_last"] = false;
+      return runner::registries().models.at(name).factory(params);
+    };
+    auto dropped = make(0.5);
+    auto plain = make(0.0);
     torch::Tensor x = torch::randn({8, 1, 32, 32});
     dropped->train();
     EXPECT_FALSE(torch::equal(dropped->forward(x), dropped->forward(x))) << name;
@@ -107,6 +113,32 @@ TEST(Backbones, StochasticDepthActsOnlyInTrainMode) {
     dropped->eval();
     EXPECT_TRUE(torch::equal(dropped->forward(x), dropped->forward(x))) << name;
   }
+}
+
+TEST(Backbones, SmallCnnDropPathRateIsDropoutBeforeTheClassifier) {
+  // small_cnn has no residual blocks: drop_path_rate is the dropout rate before its fc.
+  torch::manual_seed(0);
+  torch::NoGradGuard no_grad;
+  auto make = [](double drop_path_rate) {
+    nlohmann::json params = {{"backbone", "small_cnn"},
+                             {"in_chans", 1},
+                             {"num_classes", 10},
+                             {"drop_path_rate", drop_path_rate},
+                             {"pretrained", false}};
+    return runner::registries().models.at("small_cnn").factory(params);
+  };
+  auto dropped = make(0.5);
+  auto plain = make(0.0);
+  torch::Tensor x = torch::randn({8, 1, 16, 16});
+  dropped->train();
+  EXPECT_FALSE(torch::equal(dropped->forward(x), dropped->forward(x)));
+  // The pooled features before the classifier are not dropped.
+  EXPECT_TRUE(torch::equal(dropped->forward_head(dropped->forward_features(x), true),
+                           dropped->forward_head(dropped->forward_features(x), true)));
+  plain->train();
+  EXPECT_TRUE(torch::equal(plain->forward(x), plain->forward(x)));
+  dropped->eval();
+  EXPECT_TRUE(torch::equal(dropped->forward(x), dropped->forward(x)));
 }
 
 TEST(Backbones, ReducedPrecisionForwardOnCpu) {

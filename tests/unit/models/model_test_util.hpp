@@ -1,6 +1,8 @@
 #pragma once
 // Helpers shared by the model tests: building a backbone through the registry, comparing tensors.
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -28,8 +30,22 @@ inline double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
       .item<double>();
 }
 
-inline std::string timm_reference(const std::string& file) {
-  return std::string(RUNNER_SHARED_DIR) + "/reference/timm/" + file;
+/// ../shared beside the checkout, or $RUNNER_SHARED_DIR.
+inline std::string shared_dir() {
+  const char* dir = std::getenv("RUNNER_SHARED_DIR");
+  return dir && *dir ? dir : RUNNER_SHARED_DIR;
 }
+
+inline std::string timm_reference(const std::string& file) {
+  return shared_dir() + "/reference/timm/" + file;
+}
+
+/// The offline timm references live in ../shared beside our own checkouts only; a user's clone
+/// has none, and the same checks run against the real timm in tests/unit/timm.
+#define RUNNER_REQUIRE_SHARED_TIMM_REFERENCES()                                                  \
+  if (!std::filesystem::exists(runner::test::timm_reference("README.md")))                       \
+  GTEST_SKIP() << "no " << runner::test::timm_reference("")                                      \
+               << " (it exists beside the project's own checkouts only; tests/unit/timm checks " \
+                  "the same against the real timm)"
 
 }  // namespace runner::test

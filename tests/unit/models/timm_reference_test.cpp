@@ -23,6 +23,7 @@ constexpr double kTolerance = 1e-4;
 class TimmReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TimmReference, StateDictNamesDtypesAndShapesEqualTimms) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   auto model = make_model(GetParam(), 1, 10);
   std::ifstream names(timm_reference(GetParam() + ".names.txt"));
   ASSERT_TRUE(names) << "missing reference " << GetParam();
@@ -44,6 +45,7 @@ TEST_P(TimmReference, StateDictNamesDtypesAndShapesEqualTimms) {
 }
 
 TEST_P(TimmReference, In1c10WeightsGiveTimmsOutputs) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   torch::NoGradGuard no_grad;
   auto model = make_model(GetParam(), 1, 10);
   runner::models::load_state_dict_safetensors(*model,
@@ -59,6 +61,7 @@ TEST_P(TimmReference, In1c10WeightsGiveTimmsOutputs) {
 }
 
 TEST_P(TimmReference, In3c1000CheckpointAdaptsToOneChannelAsTimmDoes) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   torch::NoGradGuard no_grad;
   auto model = make_model(GetParam(), 1, 10);
   const std::string classifier = model->classifier() + ".weight";
@@ -81,6 +84,7 @@ TEST_P(TimmReference, In3c1000CheckpointAdaptsToOneChannelAsTimmDoes) {
 }
 
 TEST_P(TimmReference, In3c1000CheckpointWithItsClassifierGivesTimmsRgbLogits) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   torch::NoGradGuard no_grad;
   auto model = make_model(GetParam(), 3, 1000);
   runner::models::load_pretrained(*model, timm_reference(GetParam() + ".in3c1000.safetensors"), 3,
@@ -92,6 +96,7 @@ TEST_P(TimmReference, In3c1000CheckpointWithItsClassifierGivesTimmsRgbLogits) {
 }
 
 TEST_P(TimmReference, OtherChannelCountsAreTiledAndScaled) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   torch::NoGradGuard no_grad;
   auto model = make_model(GetParam(), 5, 10);
   const std::string path = timm_reference(GetParam() + ".in3c1000.safetensors");
@@ -104,6 +109,7 @@ TEST_P(TimmReference, OtherChannelCountsAreTiledAndScaled) {
 }
 
 TEST_P(TimmReference, FolderWithModelSafetensorsAndMissingBatchCountersLoad) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   namespace fs = std::filesystem;
   auto checkpoint =
       runner::io::read_safetensors(timm_reference(GetParam() + ".in1c10.safetensors"));
@@ -120,6 +126,7 @@ TEST_P(TimmReference, FolderWithModelSafetensorsAndMissingBatchCountersLoad) {
 }
 
 TEST_P(TimmReference, MismatchedCheckpointIsOneClearError) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   auto model = make_model(GetParam(), 1, 10);
   std::string other = GetParam() == "resnet10t" ? "convnext_atto" : "resnet10t";
   std::string path = timm_reference(other + ".in1c10.safetensors");
@@ -161,6 +168,7 @@ torch::Tensor run_sequential(torch::nn::Module& model, const std::string& name, 
 }
 
 TEST(TimmIntermediates, ConvNextStemAndStagesMatchTimm) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   torch::NoGradGuard no_grad;
   auto model = make_model("convnext_atto", 1, 10);
   runner::models::load_state_dict_safetensors(*model,
@@ -182,6 +190,7 @@ TEST(TimmIntermediates, ConvNextStemAndStagesMatchTimm) {
 }
 
 TEST(TimmIntermediates, ResNetStemAndLayersMatchTimm) {
+  RUNNER_REQUIRE_SHARED_TIMM_REFERENCES();
   torch::NoGradGuard no_grad;
   auto model = make_model("resnet10t", 1, 10);
   runner::models::load_state_dict_safetensors(*model,

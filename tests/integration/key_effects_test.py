@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Keys whose effect no other test shows (issue 13's audit), each changed through the CLI as a
+user would, on tiny synthetic runs: what the user sees changes (log lines, files, summary.json,
+losses, errors). tests/key_effects.tsv maps each key to its check here.
+Usage: key_effects_test.py RUNNER
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+RUNNER = sys.argv[1]
+failures = []
+
+
+def check(ok, what):
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        failures.append(what)
+
+
+BASE = """name: keys
+seed: 3
+launch: {num_processes: 1, device: cpu, threads_per_process: 1}
+data:
+  dataset: {name: synthetic, train_size: 64, val_size: 40, test_size: 16, height: 16, width: 16,
+            num_classes: 4}
+  train_transforms: [{name: normalize, mean: 0.5, std: 0.25}]
+  eval_transforms: [{name: normalize, mean: 0.5, std: 0.25}]
+  num_workers: 0
+model: {backbone: small_cnn, in_chans: 1, num_classes: 4}
+optimizer: {name: sgd, lr: 0.2}
+scheduler: {name: none}
+metrics: [{name: accuracy}, {name: loss}]
+train: {epochs: 1, batch_size: 16, log_every_steps: 1}
+predict: {split: test, output: predictions.csv, format: csv}
+"""
+
+
+class Runs:
+    def __init__(self, tmp):
+        self.tmp, self.n = tmp, 0
+        self.yaml = os.path.join(tmp, "keys.yaml")
+        with open(self.yaml, "w") as f:
+            f.write(BASE)
+
+    def run(self, *sets, command="run", expect=0):
+        """`runner COMMAND keys.yaml --set ...` in its own run directory -> (output, run_dir)."""
+        self.n += 1
+        run_dir = os.path.join(self.tmp, f"run{self.n}")
+        args = [RUNNER, command, self.yaml]
+        if command == "run":
+            args += ["--set", f"output.run_dir={run_dir}"]
+        for s in sets:
+            args += ["--set", s]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=240)
+        out = p.stdout + p.stderr
+        if p.returncode != expect:
+            check(False, f"exit {p.returncode}, expected {expect}: {' '.join(args)}\n{out[-1500:]}")
+        return out, run_dir
+
+    @staticmethod
+    def records(run_dir, kind):
+        with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+            return [r for r in map(json.loads, f) if r["kind"] == kind]
+
+    @staticmethod
+    def summary(run_dir):
+        with open(os.path.join(run_dir, "summary.json")) as f:
+            return json.load(f)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="runner_keys_")
+    try:
+        r = Runs(tmp)
+        # log_level
+        out, _ = r.run()
+        quiet, _ = r.run("log_level=warn")
+        check("] info " in out and "] info " not in quiet, "log_level=warn hides the info lines")
+        # launch.threads_per_process
+        check("1 thread(s) per process" in out, "threads_per_process 1 is in the run line")
+        two, _ = r.run("launch.threads_per_process=2")
+        check("2 thread(s) per process" in two, "threads_per_process 2 is in the run line")
+        # precision
+        fp16, _ = r.run("precision=fp16")
+        check("running in fp32 on CPU" in fp16, "precision fp16 on CPU falls back with a warning")
+        bf16, d = r.run("precision=bf16")
+        check("precision bf16 on CPU" in bf16 and r.summary(d)["precision"] == "bf16",
+              "precision bf16 runs autocast on CPU and summary.json says bf16")
+        # data.limit.val, train.eval_batch_size
+        lim, _ = r.run("data.limit.val=20", "train.eval_batch_size=8", "log_level=debug")
+        check("val 20," in lim, "data.limit.val=20 leaves 20 validation samples")
+        check("inference pass: 20 samples in 3 batches of 8" in lim,
+              "train.eval_batch_size=8 evaluates 20 samples in 3 batches")
+        # launch.cudnn_benchmark, train.deterministic: what libtorch was set to
+        _, d = r.run("launch.cudnn_benchmark=false", "train.deterministic=true")
+        settings = r.summary(d).get("torch_settings", {})
+        check(settings == {"cudnn_benchmark": False, "deterministic_algorithms": True},
+              f"cudnn_benchmark=false, deterministic=true reach libtorch: {settings}")
+        _, d = r.run()
+        settings = r.summary(d).get("torch_settings", {})
+        check(settings == {"cudnn_benchmark": True, "deterministic_algorithms": False},
+              f"the defaults reach libtorch: {settings}")
+        # train.clip_grad_norm: one batch per epoch, the same batch each step
+        one = ["data.dataset.train_size=16", "train.epochs=4"]
+        _, d = r.run(*one)
+        free = [s["loss"] for s in r.records(d, "step")]
+        _, d = r.run(*one, "train.clip_grad_norm=1e-9")
+        clipped = [s["loss"] for s in r.records(d, "step")]
+        check(len(free) == 4 and abs(free[-1] - free[0]) > 1e-3,
+              f"without clipping the loss moves: {free}")
+        check(len(clipped) == 4 and max(clipped) - min(clipped) < 1e-4 * max(1, abs(clipped[0])),
+              f"clip_grad_norm=1e-9 keeps the weights (and the loss) where they were: {clipped}")
+        # train.best.metric, train.best.mode
+        for mode, pick in (("min", min), ("max", max)):
+            out, d = r.run("train.epochs=3", "train.best.metric=loss", f"train.best.mode={mode}")
+            check(re.search(r"^epoch 1/3 \d+/4 \d+ img/s ETA \S+, run \S+", out, re.M) is not None,
+                  "the progress line shows the epoch's and the whole run's ETA")
+            losses = [e["val_loss"] for e in r.records(d, "epoch")]
+            best = pick(losses) if losses else None
+            check(f"loaded the best weights (loss {best:.4f}" in out if best is not None else False,
+                  f"best.metric=loss, mode={mode} loads the epoch with the {mode} val loss {losses}")
+        out, _ = r.run("train.best.metric=f1", expect=2)
+        check("train.best.metric" in out, "a best.metric that is not among metrics is a config error")
+        # predict.enabled, predict.split, output.tensorboard
+        _, d = r.run("predict.enabled=false", "output.tensorboard=false")
+        check(not os.path.exists(os.path.join(d, "predictions.csv")), "predict.enabled=false: no predictions")
+        check(not os.path.exists(os.path.join(d, "tensorboard")), "output.tensorboard=false: no event files")
+        _, d = r.run("predict.split=val")
+        with open(os.path.join(d, "predictions.csv")) as f:
+            rows = f.read().splitlines()
+        check(len(rows) == 41, f"predict.split=val writes the 40 validation rows (+ header): {len(rows)}")
+        check(os.path.isdir(os.path.join(d, "tensorboard")), "output.tensorboard defaults to event files")
+        # datasets.synthetic: noise and seed change the data (the first step's loss)
+        first = lambda d: r.records(d, "step")[0]["loss"]
+        _, a = r.run()
+        _, b = r.run("data.dataset.noise=0.0")
+        _, c = r.run("data.dataset.seed=11")
+        check(first(a) != first(b), "synthetic noise 0 gives other images (another first loss)")
+        check(first(a) != first(c), "synthetic seed 11 gives other images (another first loss)")
+        # datasets.kaggle_csv: train_file, test_file, channels, num_classes
+        kaggle = os.path.join(tmp, "kaggle")
+        os.makedirs(kaggle)
+
+        def csv_file(name, rows, channels, labels):
+            cols = ",".join(f"pixel{i}" for i in range(28 * 28 * channels))
+            with open(os.path.join(kaggle, name), "w") as f:
+                f.write(("label," if labels else "") + cols + "\n")
+                for i in range(rows):
+                    f.write((f"{i % 10}," if labels else "") + ",".join(["5"] * 28 * 28 * channels) + "\n")
+
+        csv_file("digits.csv", 12, 1, True)
+        csv_file("unlabelled.csv", 3, 1, False)
+        csv_file("rgb.csv", 12, 3, True)
+        with open(r.yaml, "w") as f:  # the same experiment on the CSV files
+            f.write(BASE.replace(
+                "{name: synthetic, train_size: 64, val_size: 40, test_size: 16, height: 16, width: 16,\n"
+                "            num_classes: 4}", f"{{name: kaggle_csv, root: {kaggle}, val_split: 8}}"))
+        k = ["model.num_classes=10", "train.batch_size=4"]
+        out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.test_file=unlabelled.csv")
+        check("train 8, val 4, test 3" in out, "kaggle_csv train_file/test_file name the files read")
+        out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.test_file=null")
+        check("test 0" in out or "no test split" in out, "kaggle_csv test_file=null: no test split")
+        out, _ = r.run(*k, "data.dataset.train_file=rgb.csv", "data.dataset.test_file=null",
+                       "data.dataset.channels=3", "model.in_chans=3")
+        check("train 8, val 4" in out, "kaggle_csv channels=3 reads 3 values per pixel")
+        out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.num_classes=5",
+                       expect=1)
+        check("[0, 5)" in out, "kaggle_csv num_classes=5 rejects the label 9")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{len(failures)} check(s) failed" if failures else "all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
