@@ -16,7 +16,7 @@ APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
 DEPS_STAMP := $(BUILD_DIR)/.deps-installed
 # libtorch and the Python reference stack (timm, accelerate, albumentations, tensorboard) come
 # from PyPI into a project-local virtual environment, pinned in requirements.txt.
-VENV := .venv
+VENV ?= .venv
 VENV_STAMP := $(VENV)/.requirements-installed
 
 .PHONY: deps build build-runner test run install bench fuzz format clean
