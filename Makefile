@@ -11,7 +11,7 @@ APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
   libyaml-cpp-dev libspdlog-dev libfmt-dev libboost-program-options-dev libopencv-dev \
   libvalijson-dev nlohmann-json3-dev libgtest-dev zlib1g-dev \
   dataset-fashion-mnist clang-14 libclang-rt-14-dev clang-format \
-  python3 python3-venv python3-jsonschema python3-yaml python3-opencv \
+  python3 python3-venv python3-jsonschema python3-yaml python3-opencv chromium \
   slurm-wlm munge iproute2 procps
 DEPS_STAMP := $(BUILD_DIR)/.deps-installed
 # libtorch and the Python reference stack (timm, accelerate, albumentations, tensorboard) come

@@ -13,6 +13,10 @@
 //   dist_worker late RANK SLEEP_S         RANK sleeps before an all_reduce the others wait in
 //   dist_worker syncbn STEPS B0 B1 ...    SyncBatchNorm, rank r with batch Br == 1 rank with
 //                                         plain BatchNorm on the concatenated batch
+//   dist_worker layout [NAME...]          every registered backbone (or NAMEs), contiguous and
+//                                         channels_last, under DataParallel: no gradient
+//                                         reaches the reducer with other strides than its
+//                                         bucket view, and libtorch warns of none
 // Launcher flags: --nnodes N --node-rank R --master-addr A --master-port P --grace S
 // Environment: DIST_TIMEOUT_S (default 60) for rendezvous and collectives.
 
@@ -35,6 +39,8 @@
 #include "launch/spawn.hpp"
 #include "runner/error.hpp"
 #include "runner/models/batch_norm.hpp"
+#include "runner/models/model.hpp"
+#include "runner/registries.hpp"
 
 namespace {
 
@@ -170,7 +176,7 @@ int run_batchnorm(int steps) {
     dp.before_forward();
     auto x = torch::randn({8, 4}) * (r + 1) + r;  // rank-dependent data and statistics
     auto loss = model->forward(x).pow(2).mean();
-    dp.before_backward({loss});
+    dp.before_backward(std::vector<torch::Tensor>{loss});
     loss.backward();
     optimizer.step();
     dp.zero_grad();
@@ -242,7 +248,7 @@ int run_sync_batchnorm(int steps, const std::vector<int>& batches) {
     dp.before_forward();
     auto out = model->forward(x_local);
     auto loss = (out * loss_weights.slice(0, start, start + mine)).sum();
-    dp.before_backward({loss});
+    dp.before_backward(std::vector<torch::Tensor>{loss});
     loss.backward();
 
     auto x_ref = x.clone().requires_grad_(true);
@@ -321,6 +327,62 @@ int run_hold(double seconds, int fail_rank, double fail_after, int fail_code) {
   return 0;
 }
 
+// Records libtorch's warnings (TORCH_WARN) instead of printing them.
+struct WarningRecorder : c10::WarningHandler {
+  std::vector<std::string> seen;
+  void process(const c10::Warning& warning) override { seen.push_back(warning.msg()); }
+};
+
+int run_layout(std::vector<std::string> names) {
+  auto world = join_world();
+  runner::register_builtin_plugins(runner::registries());
+  if (names.empty()) names = runner::registries().models.names();
+  WarningRecorder recorder;
+  c10::WarningUtils::WarningHandlerGuard guard(&recorder);
+  int bad = 0, checked = 0;
+  for (const auto& name : names) {
+    for (bool channels_last : {false, true}) {
+      torch::manual_seed(1);
+      auto model = runner::registries().models.at(name).factory(
+          {{"backbone", name}, {"in_chans", 1}, {"num_classes", 10}});
+      const auto format =
+          channels_last ? torch::MemoryFormat::ChannelsLast : torch::MemoryFormat::Contiguous;
+      {
+        torch::NoGradGuard no_grad;  // as train.channels_last stores 4-D weights
+        for (auto& p : model->parameters())
+          if (p.dim() == 4) p.set_data(p.data().contiguous(format));
+      }
+      DataParallel dp(world, std::static_pointer_cast<torch::nn::Module>(model));
+      model->train();
+      for (int step = 0; step < 2; ++step) {
+        dp.before_forward();
+        auto x = torch::randn({2, 1, 32, 32}).contiguous(format);
+        auto loss = model->forward(x).pow(2).mean();
+        dp.before_backward(std::vector<torch::Tensor>{loss});
+        loss.backward();
+        for (const auto& p : model->named_parameters()) {
+          const auto& g = p.value().grad();
+          if (g.defined() && g.strides() != p.value().strides()) {
+            std::cout << "LAYOUT_MISMATCH " << name << (channels_last ? " channels_last " : " ")
+                      << p.key() << " grad strides " << g.strides() << " param strides "
+                      << p.value().strides() << std::endl;
+            ++bad;
+          }
+        }
+        dp.zero_grad();
+      }
+      ++checked;
+    }
+  }
+  for (const auto& w : recorder.seen) {
+    std::cout << "LIBTORCH_WARNING " << w << std::endl;
+    if (w.find("strides") != std::string::npos) ++bad;
+  }
+  if (bad) return 1;
+  std::cout << "LAYOUT_OK rank=" << world->rank() << " checked=" << checked << std::endl;
+  return 0;
+}
+
 int run(std::vector<std::string> args) {
   runner::launch::SpawnOptions spawn;
   while (!args.empty() && args[0].rfind("--", 0) == 0 && args.size() >= 2) {
@@ -389,6 +451,7 @@ int run(std::vector<std::string> args) {
     for (size_t i = 2; i < args.size(); ++i) batches.push_back(std::stoi(args[i]));
     return run_sync_batchnorm(std::stoi(arg(1)), batches);
   }
+  if (mode == "layout") return run_layout({args.begin() + 1, args.end()});
   if (mode == "hold") return run_hold(std::stod(arg(1)), -1, 0, 0);
   if (mode == "crash") return run_hold(60, std::stoi(arg(1)), std::stod(arg(2)), std::stoi(arg(3)));
   throw runner::ConfigError("unknown mode '" + mode + "'");

@@ -93,6 +93,11 @@ if ! command -v nvidia-smi >/dev/null; then
   [ "$(grep -c . <<<"$out")" = 1 ] || { echo "FAIL: expected one line, got: $out"; failures=$((failures + 1)); }
 fi
 
+# Two ranks on one GPU: NCCL refuses them, so only Gloo may share a GPU (said before any rank).
+expect_exit 2 "$runner" run experiments/mnist_ddp_fp16.yaml --set launch.backend=nccl --set "launch.gpu_ids=[0,0]"
+expect_output "launch.gpu_ids gives local ranks 0 and 1 the same GPU 0: NCCL refuses two ranks on one GPU"
+expect_output "set launch.backend=gloo to share a GPU"
+
 # Under SLURM, a node name that does not resolve is one line naming where it came from, at once
 # (c10d alone retries until the timeout, warning once a second).
 SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_NODELIST=no-such-node-r7 \

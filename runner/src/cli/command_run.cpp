@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include <torch/cuda.h>
 #include <torch/version.h>
@@ -25,11 +26,31 @@ std::string joined(const std::string& command, const Args& args) {
   return out;
 }
 
+// Two ranks on one GPU work over Gloo (it stages CUDA tensors through host memory); NCCL
+// refuses them ("Duplicate GPU detected") only once the first collective runs: say so first.
+void check_gpu_sharing(const config::Experiment& e) {
+  const auto& launch = e.doc.at("launch");
+  const std::string device = launch.at("device").get<std::string>();
+  const std::string backend = launch.at("backend").get<std::string>();
+  const bool cuda = device == "cuda" || (device == "auto" && torch::cuda::is_available());
+  if (!cuda || backend == "gloo") return;
+  const auto ids = launch.at("gpu_ids").get<std::vector<int>>();
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (size_t j = i + 1; j < ids.size(); ++j)
+      if (ids[i] == ids[j])
+        throw ConfigError(e.marks.value_mark("/launch/gpu_ids").to_string() +
+                          ": launch.gpu_ids gives local ranks " + std::to_string(i) + " and " +
+                          std::to_string(j) + " the same GPU " + std::to_string(ids[i]) +
+                          ": NCCL refuses two ranks on one GPU (launch.backend " + backend +
+                          " uses NCCL on CUDA); set launch.backend=gloo to share a GPU");
+}
+
 // Runs this rank, or, when the experiment wants more local processes than the launcher that
 // started us provides (none), starts them: the same command line in each child.
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
                  const engine::RunOptions& options) {
   const auto& launch = e.doc.at("launch");
+  check_gpu_sharing(e);
   // Before any rank starts: one line, instead of the same error from every rank.
   if (launch.at("device").get<std::string>() == "cuda" && !torch::cuda::is_available())
     throw ConfigError(e.marks.value_mark("/launch/device").to_string() +

@@ -18,5 +18,6 @@ int command_run(const Args& args);
 int command_predict(const Args& args);
 int command_sweep(const Args& args);
 int command_export(const Args& args);
+int command_report(const Args& args);
 
 }  // namespace runner::cli

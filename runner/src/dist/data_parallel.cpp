@@ -15,6 +15,33 @@ struct DataParallel::State {
   std::vector<torch::Tensor> buffers;
 };
 
+namespace {
+
+// Whether `a` and `b` address the same elements at the same offsets: strides may differ only
+// in dimensions of size 1, which no index ever steps through.
+bool same_addressing(at::IntArrayRef sizes, at::IntArrayRef a, at::IntArrayRef b) {
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] != 1 && a[d] != b[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+void match_gradient_layout(torch::Tensor& param) {
+  // Autograd's layout contract ignores strides of size-1 dimensions, the reducer's bucket views
+  // do not: a 1x1 conv weight's gradient may arrive as [C, 1, C, C] for a [C, 1, 1, 1] weight,
+  // and the reducer then copies it on every step ("Grad strides do not match bucket view
+  // strides"). Relabel such a gradient with the parameter's strides: the same bytes, no copy.
+  const std::vector<int64_t> sizes = param.sizes().vec(), strides = param.strides().vec();
+  param.register_hook([sizes, strides](const torch::Tensor& grad) -> torch::Tensor {
+    if (!grad.defined() || grad.is_sparse() || grad.sizes() != at::IntArrayRef(sizes) ||
+        grad.strides() == at::IntArrayRef(strides) ||
+        !same_addressing(sizes, grad.strides(), strides))
+      return {};  // undefined: keep the gradient as it is
+    return grad.as_strided(sizes, strides, grad.storage_offset());
+  });
+}
+
 DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::nn::Module> module,
                            DataParallelOptions options)
     : world_(std::move(world)), module_(std::move(module)), options_(options) {
@@ -33,6 +60,7 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
     if (p.requires_grad()) params.push_back(p);
   }
   if (params.empty()) return;
+  for (auto& p : params) match_gradient_layout(p);
   const auto cap = static_cast<int64_t>(options_.bucket_cap_mb * 1024 * 1024);
   const int64_t first_cap = std::min<int64_t>(c10d::kDefaultFirstBucketBytes, cap);
   // As PyTorch's DDP: a small first bucket so communication starts early, buckets listed in

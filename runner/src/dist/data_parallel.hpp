@@ -25,6 +25,11 @@ struct DataParallelOptions {
   bool broadcast_buffers = true;        ///< copy rank 0's buffers (BatchNorm stats) each step
 };
 
+/// Makes `param`'s gradients arrive with `param`'s own strides where they differ only in
+/// size-1 dimensions (a free relabelling), so that the reducer's buckets take them without a
+/// copy. DataParallel does this for every parameter it averages.
+void match_gradient_layout(torch::Tensor& param);
+
 class DataParallel {
  public:
   /// Copies rank 0's parameters and buffers to every rank and hooks gradient averaging into

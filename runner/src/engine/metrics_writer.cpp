@@ -40,6 +40,7 @@ void MetricsWriter::write(const std::string& kind, int64_t step, const nlohmann:
   record["step"] = step;
   jsonl_ << record.dump() << "\n";
   jsonl_.flush();
+  if (kind != "step" && kind != "epoch") return;  // e.g. "best": a matrix, for the report only
   for (size_t i = 0; i < columns_.size(); ++i) {
     csv_ << (i ? "," : "");
     if (record.contains(columns_[i]) && !record[columns_[i]].is_null()) {

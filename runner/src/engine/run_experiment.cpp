@@ -24,6 +24,8 @@
 #include "engine/metrics_writer.hpp"
 #include "engine/trainer.hpp"
 #include "log/logging.hpp"
+#include "log/native_output.hpp"
+#include "log/run_report.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
@@ -101,6 +103,14 @@ std::string choose_run_dir(const json& doc, const RunOptions& options) {
   return dir.string();
 }
 
+void write_report(const std::string& run_dir, const std::string& status) {
+  try {
+    log::write_run_report(run_dir, status);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not write report.html: {}", e.what());
+  }
+}
+
 // Where a prediction goes: beside --output; into RUN/predictions/ when the weights are a run's
 // checkpoint (RUN/checkpoints/x.pt); else the working folder (predict.output relative to it).
 std::string prediction_dir(const RunOptions& options) {
@@ -158,6 +168,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   auto world = dist::World::init(wo);
   log::init_logging(
       {world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
+  // libtorch's own lines (c10 warnings, c10d, Gloo) through the same logger, tagged by rank.
+  log::NativeOutputCapture native_output;
 
   // Threads: cores shared by the local ranks unless the config says otherwise.
   int threads = launch.at("threads_per_process").get<int>();
@@ -289,14 +301,23 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     world->barrier();
     return 0;
   }
-  if (options.resume) trainer.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
-  const MetricValues last = trainer.fit();
-  trainer.load_best();
-  const MetricValues best = trainer.evaluate();
-  const auto& predict = doc.at("predict");
-  if (predict.at("enabled").get<bool>()) {
-    trainer.predict(predict.at("split").get<std::string>(), predict.at("output").get<std::string>(),
-                    predict.at("format").get<std::string>());
+  MetricValues last, best;
+  try {
+    if (options.resume)
+      trainer.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
+    last = trainer.fit();
+    trainer.load_best();
+    best = trainer.evaluate();
+    const auto& predict = doc.at("predict");
+    if (predict.at("enabled").get<bool>()) {
+      trainer.predict(predict.at("split").get<std::string>(),
+                      predict.at("output").get<std::string>(),
+                      predict.at("format").get<std::string>());
+    }
+  } catch (const std::exception& err) {
+    // A failed run's report shows what it got to, and why it ended.
+    if (world->is_main()) write_report(run_dir, std::string("failed: ") + err.what());
+    throw;
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -321,6 +342,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
     spdlog::info("done in {:.1f} s; best weights:{}; run directory {}", seconds, line, run_dir);
+    write_report(run_dir, "finished");
   }
   world->barrier();
   return 0;

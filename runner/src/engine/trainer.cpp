@@ -9,11 +9,13 @@
 
 #include "compat/torch_compat.hpp"
 #include "dist/sync_batch_norm.hpp"
+#include "engine/best_evaluation.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
 #include "engine/device_options.hpp"
 #include "log/logging.hpp"
 #include "log/plot.hpp"
+#include "log/run_report.hpp"
 #include "runner/error.hpp"
 
 namespace runner::engine {
@@ -474,7 +476,23 @@ MetricValues Trainer::evaluate() {
     throw Error("internal: gathered " + std::to_string(logits.size(0)) + " predictions for " +
                 std::to_string(labels.size()) + " validation samples");
   }
+  last_val_logits_ = logits;
+  last_val_labels_ = labels;
   return compute_metrics(logits, torch::tensor(labels, torch::kInt64));
+}
+
+void Trainer::record_best_epoch(int64_t epoch) {
+  if (!parts_.world->is_main() || !last_val_logits_.defined() || last_val_logits_.dim() != 2)
+    return;
+  // The report's per-class table, confusion matrix and most confident mistakes.
+  json record = confusion_summary(last_val_logits_, last_val_labels_, parts_.splits.class_names);
+  record["epoch"] = epoch;
+  record["metric"] = best_metric_;
+  record["value"] = *best_value_;
+  writer_->write("best", optimizer_steps_, record);
+  const json examples = confident_mistakes(last_val_logits_, last_val_labels_, *parts_.splits.val,
+                                           parts_.splits.class_names, 24);
+  write_atomically((fs::path(run_dir_) / "best_examples.json").string(), examples.dump() + "\n");
 }
 
 MetricValues Trainer::fit() {
@@ -530,6 +548,7 @@ MetricValues Trainer::fit() {
         best_epoch_ = epoch + 1;
         epochs_without_improvement_ = 0;
         save("best", false);
+        record_best_epoch(epoch + 1);
         if (world.is_main())
           spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_metric_, value,
                        epoch + 1);
@@ -558,8 +577,10 @@ MetricValues Trainer::fit() {
       try {
         log::save_training_curves(fs::path(run_dir_) / "curves.png", h,
                                   doc_.at("name").get<std::string>());
+        log::write_run_report(run_dir_, "running: epoch " + std::to_string(epoch + 1) + " of " +
+                                            std::to_string(epochs_) + " done");
       } catch (const std::exception& e) {
-        spdlog::warn("could not draw curves.png: {}", e.what());
+        spdlog::warn("could not draw curves.png or report.html: {}", e.what());
       }
     }
     if (r.stopped_by_max_steps) {

@@ -88,6 +88,8 @@ class Trainer {
   void save(const std::string& name, bool with_optimizer);
   nlohmann::json state_json() const;
   void set_learning_rate();
+  /// A "best" record in metrics.jsonl and best_examples.json, from the last evaluation.
+  void record_best_epoch(int64_t epoch);
   bool improved(double value) const;
 
   TrainerParts parts_;
@@ -112,6 +114,8 @@ class Trainer {
   std::optional<double> best_value_;
   int64_t best_epoch_ = -1, epochs_without_improvement_ = 0;
   nlohmann::json history_ = nlohmann::json::object();
+  torch::Tensor last_val_logits_;  ///< of the last evaluate(), for the best epoch's report
+  std::vector<int64_t> last_val_labels_;
   std::optional<double> images_per_s_;
   double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0;
   int64_t epochs_timed_ = 0;

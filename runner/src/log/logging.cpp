@@ -1,13 +1,14 @@
 #include "log/logging.hpp"
 
+#include <spdlog/sinks/ansicolor_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <memory>
 #include <mutex>
 
+#include "launch/world_env.hpp"
 #include "runner/error.hpp"
 
 namespace runner::log {
@@ -16,6 +17,7 @@ namespace {
 std::mutex g_mutex;
 LogOptions g_options;
 std::shared_ptr<spdlog::sinks::sink> g_file_sink;
+std::FILE* g_console = nullptr;  // nullptr: stderr
 
 spdlog::level::level_enum parse_level(const std::string& level) {
   if (level == "trace") return spdlog::level::trace;
@@ -29,12 +31,16 @@ spdlog::level::level_enum parse_level(const std::string& level) {
 void install() {
   const auto level = parse_level(g_options.level);
   const bool main_process = g_options.rank == 0;
-  auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  auto console = std::make_shared<spdlog::sinks::ansicolor_sink<spdlog::details::console_mutex>>(
+      g_console ? g_console : stderr, spdlog::color_mode::automatic);
   // Non-main ranks stay quiet at INFO but always report warnings and errors.
   console->set_level(main_process ? level : std::max(level, spdlog::level::warn));
-  const std::string prefix = g_options.world_size > 1 && !main_process
-                                 ? "[rank " + std::to_string(g_options.rank) + "] "
-                                 : "";
+  // runner's own launcher tags each line of a rank's output itself; torchrun, srun and mpirun
+  // do not.
+  const std::string prefix =
+      g_options.world_size > 1 && !main_process && !launch::launched_by_runner()
+          ? "[rank " + std::to_string(g_options.rank) + "] "
+          : "";
   console->set_pattern(prefix + "[%H:%M:%S] %^%l%$ %v");
   std::vector<spdlog::sink_ptr> sinks{console};
   if (g_file_sink) {
@@ -64,6 +70,23 @@ void set_log_file(const std::string& path) {
   g_file_sink =
       path.empty() ? nullptr : std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, false);
   install();
+}
+
+void set_console_file(std::FILE* console) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_console = console;
+  install();
+}
+
+void file_only(spdlog::level::level_enum level, const std::string& message) {
+  std::shared_ptr<spdlog::sinks::sink> file;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    file = g_file_sink;
+  }
+  if (!file || !file->should_log(level)) return;
+  file->log(spdlog::details::log_msg("runner", level, message));
+  if (level >= spdlog::level::warn) file->flush();
 }
 
 bool stdout_is_terminal() { return isatty(STDOUT_FILENO) != 0; }

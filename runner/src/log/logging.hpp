@@ -3,7 +3,10 @@
 // the console; other ranks log only warnings and errors there, prefixed "[rank N]"; every rank
 // can write its full log to a file in the run directory.
 
+#include <cstdio>
 #include <string>
+
+#include <spdlog/common.h>
 
 namespace runner::log {
 
@@ -19,6 +22,12 @@ void init_logging(const LogOptions& options);
 
 /// Adds (or replaces) the log file once the run directory is known.
 void set_log_file(const std::string& path);
+
+/// Writes the console sink to `console` (nullptr: stderr again); see native_output.hpp.
+void set_console_file(std::FILE* console);
+
+/// Logs `message` to the log file only (when there is one), not to the console.
+void file_only(spdlog::level::level_enum level, const std::string& message);
 
 /// Whether stdout is a terminal (progress bars) or not (plain progress lines).
 bool stdout_is_terminal();

@@ -1,5 +1,7 @@
 #include "sweep/sweep_runner.hpp"
 
+#include "log/run_report.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -133,6 +135,16 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
     report();
   size_t failed = 0;
   for (const auto& r : rows) failed += r.status == "failed";
+  std::vector<fs::path> point_dirs;  // report.html: the points side by side
+  for (const auto& point : sweep.points)
+    if (fs::exists(dir / point.id / "metrics.jsonl")) point_dirs.push_back(dir / point.id);
+  if (!point_dirs.empty()) {
+    try {
+      log::write_comparison_report(point_dirs, dir / "report.html");
+    } catch (const std::exception& e) {
+      std::cout << fmt::format("sweep {}: could not write report.html: {}\n", sweep.name, e.what());
+    }
+  }
   std::cout << fmt::format("sweep {}: {} point(s), {} failed; summary in {}\n", sweep.name,
                            rows.size(), failed, dir.string());
   if (any_failed)
