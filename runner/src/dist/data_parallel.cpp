@@ -60,7 +60,8 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
     if (p.requires_grad()) params.push_back(p);
   }
   if (params.empty()) return;
-  for (auto& p : params) match_gradient_layout(p);
+  if (options_.match_gradient_layout)
+    for (auto& p : params) match_gradient_layout(p);
   const auto cap = static_cast<int64_t>(options_.bucket_cap_mb * 1024 * 1024);
   const int64_t first_cap = std::min<int64_t>(c10d::kDefaultFirstBucketBytes, cap);
   // As PyTorch's DDP: a small first bucket so communication starts early, buckets listed in

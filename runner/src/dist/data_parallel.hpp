@@ -23,6 +23,7 @@ struct DataParallelOptions {
   double bucket_cap_mb = 25.0;          ///< gradient bucket size (PyTorch's default 25 MB)
   bool find_unused_parameters = false;  ///< tolerate parameters without a gradient in a step
   bool broadcast_buffers = true;        ///< copy rank 0's buffers (BatchNorm stats) each step
+  bool match_gradient_layout = true;    ///< see match_gradient_layout (false: for benchmarks)
 };
 
 /// Makes `param`'s gradients arrive with `param`'s own strides where they differ only in
