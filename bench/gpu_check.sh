@@ -119,6 +119,15 @@ MNIST_ROOT=$DEPS/fashion-mnist "$RUNNER" run experiments/mnist_ddp_fp16.yaml \
   --set launch.num_processes=1 --set data.dataset.val_split=9488 --set train.epochs=1 \
   --set output.root="$BUILD/runs" 2>&1 | tail -8 || echo "MNIST RUN FAILED"
 
+# Issue 16: two ranks share the one GPU over Gloo (NCCL refuses two ranks on one device; runner
+# says so before starting them, which the second command checks).
+say "2 ranks on one GPU over gloo (launch.gpu_ids [0,0]), 1 epoch of the test split"
+MNIST_ROOT=$DEPS/fashion-mnist "$RUNNER" run experiments/mnist_ddp_fp16.yaml \
+  --set launch.backend=gloo --set "launch.gpu_ids=[0,0]" --set data.dataset.val_split=9488 \
+  --set train.epochs=1 --set output.root="$BUILD/runs" 2>&1 | tail -8 || echo "GLOO 2-RANK RUN FAILED"
+"$RUNNER" run experiments/mnist_ddp_fp16.yaml --set launch.backend=nccl --set "launch.gpu_ids=[0,0]" \
+  2>&1 | tail -2
+
 RESULTS=$BUILD/gpu_check_results.tsv
 : >"$RESULTS"
 run_runner() {  # data precision

@@ -47,10 +47,10 @@ YAML
 expect_exit 1 "$RUNNER" sweep tiny.yaml
 expect_output "1 failed"
 D=out/tiny
-for f in summary.csv summary.md summary.png; do
+for f in summary.csv summary.md summary.png report.html; do
   [ -s "$D/$f" ] || { echo "FAIL: $D/$f missing"; failures=$((failures + 1)); }
 done
-points=$(ls "$D" | grep -v '^summary' || true)
+points=$(ls "$D" | grep -v '^summary\|^report.html$' || true)
 [ "$(echo "$points" | wc -l)" = 3 ] || { echo "FAIL: expected 3 point folders, got: $points"; failures=$((failures + 1)); }
 p1=$(echo "$points" | sed -n 1p); p2=$(echo "$points" | sed -n 2p); p3=$(echo "$points" | sed -n 3p)
 [ -f "$D/$p1/summary.json" ] && [ -f "$D/$p2/summary.json" ] && [ ! -f "$D/$p3/summary.json" ] ||

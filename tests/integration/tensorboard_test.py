@@ -36,6 +36,8 @@ def main():
         records = [json.loads(line) for line in open(os.path.join(run_dir, "metrics.jsonl"))]
         expected = {}  # tag -> {step: value}
         for r in records:
+            if r["kind"] not in ("step", "epoch"):  # "best": the confusion matrix, report only
+                continue
             prefix = "train/" if r["kind"] == "step" else "val/"
             for key, value in r.items():
                 if key in ("kind", "step") or not isinstance(value, (int, float)) \

@@ -86,7 +86,9 @@ def reference(name, out, seed):
     save_file({"rgb_weight": rgb, **{f"adapted_in{c}": adapt_input_conv(c, rgb.clone()).contiguous()
                                     for c in (1, 2, 4)}},
               os.path.join(out, f"{name}.adapt.safetensors"))
+    from timm.models._registry import _model_default_cfgs
     return {"first_conv": cfg["first_conv"], "classifier": cfg["classifier"],
+            "default_tag": _model_default_cfgs[name].tags[0],  # what pretrained=True loads
             "shapes": [list(s) for s in SHAPES]}
 
 

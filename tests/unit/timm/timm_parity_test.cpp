@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../models/model_test_util.hpp"
+#include "config/pretrained_source.hpp"
 #include "runner/io/safetensors.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
@@ -105,6 +106,15 @@ TEST(TimmParity, FirstConvAdaptationEqualsTimmsAdaptInputConv) {
           << "in_chans " << in_chans;
     }
   }
+}
+
+// model.pretrained: true loads timm's default tag of the backbone from the Hugging Face cache.
+TEST(TimmParity, PretrainedTrueNamesTimmsDefaultTag) {
+  REQUIRE_REFS();
+  const auto m = manifest();
+  for (const auto& [name, info] : m["models"].items())
+    EXPECT_EQ(runner::config::timm_default_tag(name), info["default_tag"].get<std::string>())
+        << name << " (timm " << m["timm_version"] << ")";
 }
 
 TEST(TimmParity, LoadPretrainedGivesTheFeaturesOfTimmsLoadPretrained) {
