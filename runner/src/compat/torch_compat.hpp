@@ -1,8 +1,9 @@
 #pragma once
-// The one place that knows libtorch versions apart: Debian's 1.13 (CPU, Gloo) and the 2.x CUDA
-// builds (NCCL). Code elsewhere calls these functions and never tests TORCH_VERSION_*.
-// Where the 2.x spellings changed between minor releases, overloads are picked by what the
-// installed headers accept (std::is_constructible), so no exact minor version is assumed.
+// The one place that knows libtorch's distributed and autocast internals. The supported line is
+// the PyTorch wheel's 2.11 (requirements.txt); where 2.x spellings changed between minor
+// releases (the c10d::Reducer constructor), the spelling is picked by what the installed headers
+// accept (std::is_constructible), so a user building against another 2.x still compiles.
+// Code elsewhere calls these functions and never tests TORCH_VERSION_*.
 
 #include <chrono>
 #include <memory>
@@ -15,8 +16,8 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-// Every Linux libtorch (Debian's included) is built with Gloo, but its CMake config does not
-// say so; the c10d Gloo header is empty without this.
+// Every Linux libtorch is built with Gloo, but its CMake config does not say so; the c10d Gloo
+// header is empty without this.
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO
 #endif
@@ -31,7 +32,6 @@
 #endif
 
 // CUDA-only headers (the caching allocator's statistics) where the build links CUDA libtorch.
-// Debian's 1.13 ships c10/cuda headers too, but they need cuda_runtime_api.h.
 #if defined(RUNNER_WITH_CUDA) && __has_include(<c10/cuda/CUDACachingAllocator.h>) && \
     __has_include(<cuda_runtime_api.h>)
 #include <ATen/ATen.h>
@@ -81,7 +81,6 @@ inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host
   return c10::make_intrusive<c10d::TCPStore>(host, options);
 }
 
-#if TORCH_VERSION_MAJOR >= 2
 namespace detail {
 template <typename T, typename = void>
 struct HasSetDefaultBackend : std::false_type {};
@@ -108,7 +107,6 @@ ProcessGroupPtr wrap_backend(const StorePtr& store, int rank, int size,
   return group;
 }
 }  // namespace detail
-#endif
 
 /// A Gloo process group over `store` using `device` for transport.
 inline ProcessGroupPtr make_gloo_group(const StorePtr& store, int rank, int size,
@@ -117,12 +115,8 @@ inline ProcessGroupPtr make_gloo_group(const StorePtr& store, int rank, int size
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   options->devices.push_back(std::move(device));
   auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
-#if TORCH_VERSION_MAJOR >= 2
   return detail::wrap_backend(store, rank, size, gloo, c10d::ProcessGroup::BackendType::GLOO,
                               c10::DeviceType::CPU, "gloo", timeout);
-#else
-  return gloo;
-#endif
 }
 
 /// An NCCL process group (CUDA tensors); throws when this build has no NCCL.
@@ -132,12 +126,8 @@ inline ProcessGroupPtr make_nccl_group(const StorePtr& store, int rank, int size
   auto options = c10d::ProcessGroupNCCL::Options::create();
   options->timeout = timeout;
   auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, size, options);
-#if TORCH_VERSION_MAJOR >= 2
   return detail::wrap_backend(store, rank, size, nccl, c10d::ProcessGroup::BackendType::NCCL,
                               c10::DeviceType::CUDA, "nccl", timeout);
-#else
-  return nccl;
-#endif
 #else
   (void)store, (void)rank, (void)size, (void)timeout;
   TORCH_CHECK(false, "this libtorch build has no NCCL");
@@ -218,18 +208,8 @@ std::unique_ptr<R> make_reducer(std::vector<at::Tensor> params,
 
 /// Turns autocast on or off for one device type (kCPU or kCUDA) with the given low dtype.
 inline void set_autocast(c10::DeviceType device_type, at::ScalarType dtype, bool enabled) {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
   at::autocast::set_autocast_dtype(device_type, dtype);
   at::autocast::set_autocast_enabled(device_type, enabled);
-#else
-  if (device_type == c10::DeviceType::CUDA) {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(enabled);
-  } else {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(enabled);
-  }
-#endif
   // Cast weights are cached while autocast is on; drop them so a later region recasts.
   if (!enabled) at::autocast::clear_cache();
 }
