@@ -3,7 +3,6 @@
 #include <vector>
 
 #include <torch/cuda.h>
-#include <torch/version.h>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
@@ -11,6 +10,7 @@
 #include "config/experiment.hpp"
 #include "config/pretrained_source.hpp"
 #include "dist/rendezvous_host.hpp"
+#include "engine/device_options.hpp"
 #include "engine/dry_run.hpp"
 #include "engine/run_experiment.hpp"
 #include "launch/spawn.hpp"
@@ -52,11 +52,7 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   const auto& launch = e.doc.at("launch");
   check_gpu_sharing(e);
   // Before any rank starts: one line, instead of the same error from every rank.
-  if (launch.at("device").get<std::string>() == "cuda" && !torch::cuda::is_available())
-    throw ConfigError(e.marks.value_mark("/launch/device").to_string() +
-                      ": launch.device is cuda but no CUDA device is available (this libtorch: " +
-                      std::string(TORCH_VERSION) +
-                      "); run on CPU with --cpu or --set launch.device=cpu");
+  engine::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
   const int nproc = launch.at("num_processes").get<int>();
   const int nnodes = launch.at("nnodes").get<int>();
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();

@@ -1,6 +1,7 @@
 #include "engine/device_options.hpp"
 
 #include "compat/torch_compat.hpp"
+#include "runner/error.hpp"
 
 #if RUNNER_COMPAT_HAS_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -26,6 +27,13 @@ void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model) {
     if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
   for (auto& b : model.buffers())
     if (b.dim() == 4) b.set_data(b.data().contiguous(torch::MemoryFormat::ChannelsLast));
+}
+
+void require_cuda_if_asked(const nlohmann::json& launch, const std::string& where) {
+  if (launch.at("device").get<std::string>() != "cuda" || torch::cuda::is_available()) return;
+  throw ConfigError(
+      where + "launch.device is cuda but no CUDA device is available (this libtorch: " +
+      std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
 }
 
 bool built_with_cuda() { return compat::kHasCuda; }

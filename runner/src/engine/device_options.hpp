@@ -2,18 +2,24 @@
 // Per-device settings taken from the experiment: the current CUDA device, cuDNN autotuning,
 // channels_last weights, and the peak GPU memory figure of the metrics.
 
+#include <string>
+
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
 namespace runner::engine {
 
-/// Makes `device` the current CUDA device and applies launch.cudnn_benchmark; no-op on CPU.
-/// Call once `device` is chosen, before the first collective or CUDA kernel of the run.
+/// Applies launch.cudnn_benchmark (a process-wide flag) and makes `device` the current CUDA
+/// device. Call once `device` is chosen, before the first collective or CUDA kernel of the run.
 void apply_device_settings(const nlohmann::json& doc, const torch::Device& device);
 
 /// With train.channels_last, stores every 4-D parameter and buffer of `model` in channels_last
 /// order (convolutions then run NHWC; inputs need no change). Call after model->to(device).
 void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model);
+
+/// Throws ConfigError, prefixed by `where` ("exp.yaml:5:11: "), when launch.device is cuda and
+/// no CUDA device is visible: checked before any rank starts, and again where a rank picks it.
+void require_cuda_if_asked(const nlohmann::json& launch, const std::string& where = "");
 
 /// True when this build has its CUDA code compiled in (CUDA libtorch, CUDA headers found).
 bool built_with_cuda();

@@ -126,13 +126,9 @@ std::string prediction_dir(const RunOptions& options) {
 }
 
 torch::Device choose_device(const json& launch, const dist::World& world) {
+  require_cuda_if_asked(launch);
   const std::string wanted = launch.at("device").get<std::string>();
   const bool cuda = torch::cuda::is_available();
-  if (wanted == "cuda" && !cuda) {
-    throw ConfigError("launch.device is cuda but no CUDA device is available (this libtorch: " +
-                      std::string(TORCH_VERSION) +
-                      "); run on CPU with --cpu or --set launch.device=cpu");
-  }
   if (wanted == "cpu" || !cuda) return torch::kCPU;
   const int index = world.cuda_index();  // launch.gpu_ids[local_rank] or local_rank
   if (index < 0)

@@ -17,6 +17,7 @@
 #include "log/plot.hpp"
 #include "log/run_report.hpp"
 #include "runner/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::engine {
 namespace fs = std::filesystem;
@@ -53,17 +54,6 @@ double seconds_since(Clock::time_point t) {
 
 int64_t optional_int(const json& v, int64_t fallback) {
   return v.is_null() ? fallback : v.get<int64_t>();
-}
-
-// Writes `text` to `path` through a temporary file (no half-written predictions).
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw Error("cannot write '" + tmp + "' (disk full or no permission?)");
-  }
-  fs::rename(tmp, path);
 }
 
 // Kaggle's ids: the first column of sample_submission.csv beside the test file when there is
@@ -492,7 +482,8 @@ void Trainer::record_best_epoch(int64_t epoch) {
   writer_->write("best", optimizer_steps_, record);
   const json examples = confident_mistakes(last_val_logits_, last_val_labels_, *parts_.splits.val,
                                            parts_.splits.class_names, 24);
-  write_atomically((fs::path(run_dir_) / "best_examples.json").string(), examples.dump() + "\n");
+  util::write_file_atomically((fs::path(run_dir_) / "best_examples.json").string(),
+                              examples.dump() + "\n");
 }
 
 MetricValues Trainer::fit() {
@@ -633,7 +624,7 @@ size_t Trainer::predict(const std::string& split, const std::string& output,
   }
   const fs::path path =
       fs::path(output).is_absolute() ? fs::path(output) : fs::path(run_dir_) / output;
-  write_atomically(path.string(), text);
+  util::write_file_atomically(path.string(), text);
   spdlog::info("wrote {} predictions of the {} split to {}", logits.size(0), split, path.string());
   return static_cast<size_t>(logits.size(0));
 }

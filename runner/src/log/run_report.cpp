@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "runner/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::log {
 namespace fs = std::filesystem;
@@ -307,16 +307,6 @@ std::string page(const std::string& title, const std::string& body) {
          "</title><style>" + kStyle + "</style></head><body>" + body + "</body></html>\n";
 }
 
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw Error("cannot write " + tmp.string() + " (disk full or no permission?)");
-  }
-  fs::rename(tmp, path);
-}
-
 }  // namespace
 
 void write_run_report(const fs::path& run_dir, const std::string& status) {
@@ -359,7 +349,8 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
       body += "<tr><td>" + escape(it.key()) + "</td><td style=\"text-align:left\">" +
               escape(value_text(*it)) + "</td></tr>";
   body += "</table></details></section></main>";
-  write_atomically(run_dir / "report.html", page(name + " - runner report", body));
+  util::write_file_atomically((run_dir / "report.html").string(),
+                              page(name + " - runner report", body));
 }
 
 void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::path& output) {
@@ -407,7 +398,7 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
           svg_chart("Training loss", "optimizer step", losses) +
           svg_chart("Validation metric", "epoch", metrics) + "</div></section></main>";
   fs::create_directories(output.parent_path().empty() ? fs::path(".") : output.parent_path());
-  write_atomically(output, page("runner: runs compared", body));
+  util::write_file_atomically(output.string(), page("runner: runs compared", body));
 }
 
 }  // namespace runner::log
