@@ -82,7 +82,8 @@ expect_output "invert"
 
 # A shortened quickstart (5 optimizer steps) clips the cosine schedule's 50 warm-up steps.
 expect_exit 0 "$runner" run experiments/quickstart.yaml --set data.limit.train=640 \
-  --set data.limit.val=128 --set data.limit.test=64 --set "output.root=$tmp/runs"
+  --set data.limit.val=128 --set data.limit.test=64 --set "output.root=$tmp/runs" \
+  --set launch.master_port=0
 expect_output "scheduler.warmup_steps 50 is not shorter than this run's 5 optimizer steps: clipped to 4"
 
 # A CUDA experiment on a machine without a GPU: one line before any rank starts, exit 2.

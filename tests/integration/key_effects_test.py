@@ -12,16 +12,9 @@ import subprocess
 import sys
 import tempfile
 
+from engine_lib import check, finish  # noqa: E402  (this folder)
+
 RUNNER = sys.argv[1]
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
 BASE = """name: keys
 seed: 3
 launch: {num_processes: 1, device: cpu, threads_per_process: 1}
@@ -173,8 +166,8 @@ def main():
         check("[0, 5)" in out, "kaggle_csv num_classes=5 rejects the label 9")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(failures)} check(s) failed" if failures else "all checks passed")
-    return 1 if failures else 0
+    finish()  # exits 1 when a check failed
+    return 0
 
 
 if __name__ == "__main__":

@@ -28,16 +28,9 @@ RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "timm"))
 from make_timm_refs import randomize_trivial  # noqa: E402
 
+from engine_lib import check, finish  # noqa: E402  (this folder)
+
 MEAN, STD = 0.5, 0.25
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
 def make_images(root, per_class=2, size=32):
     """root/<class>/<i>.png, grayscale; returns the batch timm sees, in runner's dataset order."""
     rng = np.random.default_rng(0)
@@ -174,7 +167,8 @@ def main():
         for ranks, batch in ((1, 10), (2, 5)):
             run_dir = os.path.join(tmp, f"run{ranks}")
             experiment(yaml, tmp, images, weights, predict=False)
-            code, text = run("run", yaml, "--set", f"launch.num_processes={ranks}", "--set",
+            code, text = run("run", yaml, "--set", f"launch.num_processes={ranks}",
+                             "--set", "launch.master_port=0", "--set",
                              f"train.batch_size={batch}", "--set", f"output.run_dir={run_dir}")
             check(code == 0, f"runner run on {ranks} rank(s) exits 0")
             if code != 0:
@@ -187,8 +181,8 @@ def main():
                   f"{ranks} rank(s): first-step loss {got:.6f} equals timm's {want:.6f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(failures)} check(s) failed" if failures else "all checks passed")
-    return 1 if failures else 0
+    finish()  # exits 1 when a check failed
+    return 0
 
 
 if __name__ == "__main__":

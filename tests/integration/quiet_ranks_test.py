@@ -28,7 +28,8 @@ def main():
                "--set", "model.backbone=convnext_atto", "--set", "data.limit.train=256",
                "--set", "data.limit.val=64", "--set", "data.limit.test=32",
                "--set", "train.batch_size=16", "--set", "train.epochs=1",
-               "--set", "data.num_workers=1", "--set", f"output.root={tmp}"]
+               "--set", "data.num_workers=1", "--set", f"output.root={tmp}",
+               "--set", "launch.master_port=0"]  # a free port: other tests run beside it
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
         lines = (p.stdout + p.stderr).splitlines()
         if p.returncode != 0:

@@ -15,18 +15,11 @@ import subprocess
 import sys
 import tempfile
 
+from engine_lib import check, finish  # noqa: E402  (this folder)
+
 RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 SHOT = sys.argv[3] if len(sys.argv) > 3 else None
 FMNIST = "/usr/share/datasets/fashion-mnist"
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
 class Tables(html.parser.HTMLParser):
     """Cell texts of each table by id, and the text of elements by id."""
 
@@ -141,8 +134,8 @@ def main():
             check(len(cmp.tables.get("runs", [])) == 3, "the comparison lists both runs")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{len(failures)} check(s) failed" if failures else "all checks passed")
-    return 1 if failures else 0
+    finish()  # exits 1 when a check failed
+    return 0
 
 
 if __name__ == "__main__":
