@@ -92,6 +92,7 @@ int command_run(const Args& args) {
       "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
       "grad_accum_steps.");
   add_run_flags(cl);
+  add_config_dir_flag(cl);
   cl.flag("dry-run", nullptr,
           "Validate, build the model and data pipeline, print a summary and exit without training")
       .flag("resume", po::value<std::string>()->implicit_value(""),
@@ -101,7 +102,7 @@ int command_run(const Args& args) {
   const auto files = cl.list("file");
   if (files.size() != 1)
     throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
-  auto experiment = config::load_experiment(files[0], run_overrides(cl));
+  auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
   // Missing weights are a config error here, before any rank starts; a resume has its weights.
   if (!cl.values().count("resume")) config::resolve_pretrained(experiment);
   if (cl.has("dry-run")) {
@@ -124,6 +125,7 @@ int command_predict(const Args& args) {
       "and writes predict.output in predict.format. Without --checkpoint the model uses\n"
       "the weights model.pretrained names (a timm checkpoint can be evaluated directly).");
   add_run_flags(cl);
+  add_config_dir_flag(cl);
   cl.flag("checkpoint", po::value<std::string>(),
           "A runner checkpoint (checkpoints/best.pt or last.pt)")
       .flag("output", po::value<std::string>(),
@@ -134,7 +136,7 @@ int command_predict(const Args& args) {
   if (files.size() != 1)
     throw ConfigError("runner predict: give one experiment file; see 'runner predict --help'");
   auto overrides = run_overrides(cl);
-  auto experiment = config::load_experiment(files[0], overrides);
+  auto experiment = config::load_experiment(files[0], overrides, config_dir(cl));
   if (!cl.has("checkpoint")) config::resolve_pretrained(experiment);
   engine::RunOptions options;
   options.command_line = joined("predict", args);

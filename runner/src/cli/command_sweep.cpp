@@ -1,5 +1,7 @@
 #include <iostream>
 
+#include <torch/cuda.h>
+
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
@@ -9,27 +11,73 @@
 #include "sweep/sweep_runner.hpp"
 
 namespace runner::cli {
+namespace {
+
+// --dry-run: each point's id and overrides, one per line.
+void print_points(const config::Sweep& s) {
+  for (const auto& point : s.points) {
+    std::cout << point.id << ":";
+    for (const auto& o : point.overrides) std::cout << " " << o;
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
 
 int command_sweep(const Args& args) {
   CommandLine cl(
-      "sweep", "SWEEP.yaml [--set KEY=VALUE]...",
+      "sweep",
+      "SWEEP.yaml [--executor local|slurm] [--parallel N] [--wait] [--summary] [--dry-run] "
+      "[--set KEY=VALUE]...",
       "Validates every point of the sweep (a bad point stops it before anything runs), then\n"
-      "runs the points one after another, each as 'runner run' in <output>/<name>/<point-id>/.\n"
-      "Run it again after a stop: finished points are skipped, an unfinished one is rerun.\n"
-      "A failed point is recorded (status column) and the sweep goes on; the exit code is 1\n"
-      "when any point failed. Summary: console table, summary.csv, summary.md, summary.png.");
+      "runs each as 'runner run' in <output>/<name>/<point-id>/: on this machine, one after\n"
+      "another or --parallel N at once, or as one SLURM job array (--executor slurm).\n"
+      "Run it again after a stop: finished points are skipped, unfinished ones rerun (on\n"
+      "SLURM: resubmitted unless still queued). A failed point is recorded (status column)\n"
+      "and the sweep goes on; the exit code is 1 when any point failed. Summary: console\n"
+      "table, summary.csv, summary.md, summary.png, report.html.");
   add_run_flags(cl);
-  cl.positional("file", 1);
+  cl.flag("executor", po::value<std::string>(),
+          "local: points run on this machine; slurm: one sbatch --array job (default: the "
+          "sweep file's executor)")
+      .flag("parallel", po::value<int>(),
+            "Points at once: local processes (threads split, GPUs sliced) or the array's %N "
+            "throttle (default: the sweep file's parallel)")
+      .flag("wait", nullptr, "slurm: follow the array until it ends, then write the summary")
+      .flag("summary", nullptr,
+            "Run nothing: write the summary of what has finished (with --wait: after the "
+            "queued points end)")
+      .flag("dry-run", nullptr, "Validate and list the points (id and overrides), run nothing")
+      .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
   if (files.size() != 1)
     throw ConfigError("runner sweep: give one sweep file; see 'runner sweep --help'");
   sweep::SweepRunOptions options;
-  options.extra_overrides = run_overrides(cl);
-  const auto s = config::load_sweep(files[0], options.extra_overrides);
+  if (cl.has("executor")) {
+    options.executor = cl.get<std::string>("executor");
+    if (options.executor != "local" && options.executor != "slurm")
+      throw ConfigError("runner sweep: --executor " + options.executor +
+                        ": expected local or slurm");
+  }
+  if (cl.has("parallel")) {
+    options.parallel = cl.get<int>("parallel");
+    if (options.parallel < 1)
+      throw ConfigError("runner sweep: --parallel " + std::to_string(options.parallel) +
+                        ": expected 1 or more points at once");
+  }
+  options.wait = cl.has("wait");
+  options.summary_only = cl.has("summary");
+  const auto s = config::load_sweep(files[0], run_overrides(cl));
   std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
             << sweep::sweep_dir(s) << "\n";
+  if (cl.has("dry-run")) {
+    print_points(s);
+    return 0;
+  }
   options.executable = launch::self_executable();
+  options.sweep_file = files[0];
+  options.gpu_count = static_cast<int>(torch::cuda::device_count());
   return sweep::run_sweep(s, options);
 }
 

@@ -18,6 +18,16 @@ void add_run_flags(CommandLine& cl) {
             "RUNNER_LOG_LEVEL");
 }
 
+void add_config_dir_flag(CommandLine& cl) {
+  cl.flag("config-dir", po::value<std::string>(),
+          "Resolve the experiment's relative paths (data, plugins, weights) against DIR, not "
+          "its folder");
+}
+
+std::string config_dir(const CommandLine& cl) {
+  return cl.has("config-dir") ? cl.get<std::string>("config-dir") : std::string();
+}
+
 std::vector<std::string> run_overrides(const CommandLine& cl) {
   std::vector<std::string> out;
   if (cl.has("set")) out = cl.get<std::vector<std::string>>("set");

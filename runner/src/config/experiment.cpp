@@ -243,11 +243,14 @@ void validate_experiment(json& doc, const SourceMap& marks) {
   if (!issues.empty()) throw ConfigValidationError(issues);
 }
 
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                           const std::string& config_dir) {
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
+  if (!config_dir.empty() && !fs::is_directory(config_dir))
+    throw ConfigError("--config-dir " + config_dir + ": no such folder");
   Experiment e;
   e.path = path;
-  e.dir = fs::path(path).parent_path().string();
+  e.dir = config_dir.empty() ? fs::path(path).parent_path().string() : config_dir;
   if (e.dir.empty()) e.dir = ".";
   e.doc = load_with_includes(path, e.marks);
   e.marks.set_fallback(path);

@@ -19,9 +19,12 @@ struct Experiment {
   std::string dir;     ///< its folder: relative paths inside resolve against it
 };
 
-/// Loads and validates `path` with `overrides` ("a.b=c") applied after includes. Throws
+/// Loads and validates `path` with `overrides` ("a.b=c") applied after includes. Relative
+/// paths inside resolve against `config_dir` when given (a resolved copy of an experiment saved
+/// elsewhere, such as a sweep's SLURM point file), else against the file's folder. Throws
 /// ConfigValidationError (all problems, each with file:line:col and key path) or ConfigError.
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {});
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {},
+                           const std::string& config_dir = "");
 
 /// Reads `path` and its `extends` chain into one document (no validation).
 nlohmann::json load_with_includes(const std::string& path, SourceMap& marks);

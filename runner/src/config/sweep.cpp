@@ -9,6 +9,7 @@
 
 #include "config/config_issue.hpp"
 #include "config/embedded_schemas.hpp"
+#include "config/random_search.hpp"
 #include "config/schema_validator.hpp"
 #include "config/yaml_json.hpp"
 #include "runner/error.hpp"
@@ -37,11 +38,12 @@ std::string safe_id(std::string s) {
   return s;
 }
 
-std::vector<std::string> grid_key_order(const std::string& path) {
+// The keys of the mapping `section` in the order the file writes them.
+std::vector<std::string> yaml_key_order(const std::string& path, const char* section) {
   std::vector<std::string> keys;
-  const YAML::Node grid = YAML::LoadFile(path)["grid"];
-  if (grid && grid.IsMap())
-    for (const auto& kv : grid) keys.push_back(kv.first.Scalar());
+  const YAML::Node node = YAML::LoadFile(path)[section];
+  if (node && node.IsMap())
+    for (const auto& kv : node) keys.push_back(kv.first.Scalar());
   return keys;
 }
 
@@ -65,6 +67,17 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   std::vector<ConfigIssue> issues;
   const json& schema = embedded_schema("sweep.schema.json");
   validate_against_schema(sweep.doc, schema, marks, "", issues);
+  // Keys of the other search: the schema could only say "should not validate" here.
+  const bool random = sweep.doc.value("search", "grid") == "random";
+  for (const char* key : {"trials", "distributions"})
+    if (!random && sweep.doc.contains(key))
+      issues.push_back(
+          {marks.key_mark(std::string("/") + key), key,
+           std::string(key) + " belongs to search: random: add `search: random` or remove it"});
+  if (random && sweep.doc.contains("grid"))
+    issues.push_back({marks.key_mark("/grid"), "grid",
+                      "search: random draws its points from distributions: move the grid's "
+                      "keys there as {choice: [...]}, or remove `search: random`"});
   if (!issues.empty()) throw ConfigValidationError(issues);
   apply_schema_defaults(sweep.doc, schema);
 
@@ -77,21 +90,33 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
                       base.string() + "' does not exist (relative to the sweep file)");
   }
   sweep.base_path = base.string();
+  sweep.search = sweep.doc.at("search").get<std::string>();
+  sweep.executor = sweep.doc.at("executor").get<std::string>();
+  sweep.parallel = sweep.doc.at("parallel").get<int>();
 
-  // Grid combinations in the order the file writes the keys (first key slowest), crossed with
-  // explicit points. JSON objects are sorted, so the order comes from the YAML itself.
-  const json& grid = sweep.doc.at("grid");
-  const std::vector<std::string> key_order = grid_key_order(path);
+  // Grid combinations in the order the file writes the keys (first key slowest), or random
+  // draws, crossed with explicit points. JSON objects are sorted, so the order comes from the
+  // YAML itself.
+  std::vector<std::string> key_order;
   std::vector<json> combos = {json::object()};
-  for (const auto& key : key_order) {
-    std::vector<json> next;
-    for (const auto& c : combos)
-      for (const auto& v : grid.at(key)) {
-        json n = c;
-        n[key] = v;
-        next.push_back(n);
-      }
-    combos = next;
+  if (sweep.search == "random") {
+    key_order = yaml_key_order(path, "distributions");
+    combos =
+        draw_random_points(sweep.doc.at("distributions"), key_order,
+                           sweep.doc.at("trials").get<int>(), sweep.doc.at("seed").get<uint64_t>());
+  } else {
+    const json& grid = sweep.doc.at("grid");
+    key_order = yaml_key_order(path, "grid");
+    for (const auto& key : key_order) {
+      std::vector<json> next;
+      for (const auto& c : combos)
+        for (const auto& v : grid.at(key)) {
+          json n = c;
+          n[key] = v;
+          next.push_back(n);
+        }
+      combos = next;
+    }
   }
   std::vector<json> points;
   const json& explicit_points = sweep.doc.at("points");

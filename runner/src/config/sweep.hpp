@@ -18,7 +18,10 @@ struct SweepPoint {
 
 struct Sweep {
   std::string path, name, base_path, output;
-  nlohmann::json doc;  ///< validated sweep file, defaults filled
+  std::string search = "grid";     ///< grid or random
+  std::string executor = "local";  ///< local or slurm (the file's; the CLI may override)
+  int parallel = 1;                ///< points at once (the file's; the CLI may override)
+  nlohmann::json doc;              ///< validated sweep file, defaults filled
   std::vector<SweepPoint> points;
 };
 

@@ -29,6 +29,7 @@
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
+#include "util/cpu_cores.hpp"
 
 namespace runner::engine {
 namespace fs = std::filesystem;
@@ -169,9 +170,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
 
   // Threads: cores shared by the local ranks unless the config says otherwise.
   int threads = launch.at("threads_per_process").get<int>();
-  if (threads <= 0)
-    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                              std::max(1, world->local_world_size()));
+  if (threads <= 0) threads = util::default_threads_per_rank(world->local_world_size());
   torch::set_num_threads(threads);
   // The loader's worker threads are the data parallelism; OpenCV's own pool would oversubscribe.
   cv::setNumThreads(0);
@@ -322,6 +321,11 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     summary["last_metrics"] = last;
     summary["best_metrics"] = best;
+    // What a sweep ranks its points by: train.best.metric, its direction and the best value.
+    const auto best_value = trainer.best_value();
+    summary["best"] = {{"metric", trainer.best_metric()},
+                       {"mode", trainer.best_mode()},
+                       {"value", best_value ? json(*best_value) : json(nullptr)}};
     const auto images_per_s = trainer.train_images_per_s();
     summary["train_images_per_s"] = images_per_s ? json(*images_per_s) : json(nullptr);
     summary["optimizer_steps"] = trainer.optimizer_steps();

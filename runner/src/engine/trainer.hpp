@@ -76,6 +76,10 @@ class Trainer {
     return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
   }
   torch::nn::Module& model() { return *parts_.model; }
+  /// The metric that picks the best checkpoint, its direction ("max"/"min") and best value.
+  const std::string& best_metric() const { return best_metric_; }
+  const std::string& best_mode() const { return best_mode_; }
+  std::optional<double> best_value() const { return best_value_; }
 
  private:
   struct EpochResult {

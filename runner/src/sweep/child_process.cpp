@@ -6,8 +6,10 @@
 #include <csignal>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <iostream>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,10 +20,45 @@ namespace {
 
 volatile sig_atomic_t g_child_pid = 0;
 volatile sig_atomic_t g_interrupted = 0;
+// Children running side by side (start_logged_child): a signal goes to each.
+constexpr int kMaxChildren = 256;
+volatile sig_atomic_t g_children[kMaxChildren] = {};
+volatile sig_atomic_t g_child_count = 0;
 
 extern "C" void on_sweep_signal(int signo) {
   g_interrupted = 1;
   if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), signo);
+  for (int i = 0; i < g_child_count; ++i)
+    if (g_children[i] > 0) ::kill(static_cast<pid_t>(g_children[i]), signo);
+}
+
+// Passes SIGINT/SIGTERM on while it lives.
+class ForwardSignals {
+ public:
+  ForwardSignals() {
+    struct sigaction action {};
+    action.sa_handler = on_sweep_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~ForwardSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+void fill_exit(int status, ChildExit& result) {
+  if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+    result.exit_code = 128 + result.signal;
+  } else {
+    result.exit_code = WEXITSTATUS(status);
+  }
 }
 
 std::string without_ansi(const std::string& line) {
@@ -77,12 +114,7 @@ ChildExit run_child(const std::string& executable, const std::vector<std::string
   ::close(fds[1]);
   g_interrupted = 0;
   g_child_pid = pid;
-  struct sigaction action {
-  }, old_int{}, old_term{};
-  action.sa_handler = on_sweep_signal;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
+  ForwardSignals forward;
 
   std::deque<std::string> tail;
   std::string partial;
@@ -107,19 +139,118 @@ ChildExit run_child(const std::string& executable, const std::vector<std::string
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child_pid = 0;
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
 
   ChildExit result;
   result.interrupted = g_interrupted != 0;
-  if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-    result.exit_code = 128 + result.signal;
-  } else {
-    result.exit_code = WEXITSTATUS(status);
-  }
+  fill_exit(status, result);
   result.last_lines.assign(tail.begin(), tail.end());
   return result;
+}
+
+int start_logged_child(const std::string& executable, const std::vector<std::string>& args,
+                       const std::string& log_path) {
+  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0)
+    throw Error("runner sweep: cannot write " + log_path + ": " + std::strerror(errno) +
+                "; check the sweep's output folder");
+  std::vector<std::string> argv_text = {executable};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log);
+    throw Error(std::string("runner sweep: cannot start a child process: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::dup2(log, STDOUT_FILENO);
+    ::dup2(log, STDERR_FILENO);
+    ::execv(argv[0], argv.data());
+    const std::string msg =
+        "runner sweep: cannot run " + executable + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  ::close(log);
+  return pid;
+}
+
+int wait_for_any_child(const std::vector<int>& running, const std::vector<std::string>& log_paths,
+                       ChildExit& exit) {
+  if (running.empty()) return -1;
+  g_child_count = 0;
+  for (int pid : running)
+    if (g_child_count < kMaxChildren) g_children[g_child_count++] = pid;
+  g_interrupted = 0;
+  int status = 0;
+  pid_t pid;
+  {
+    ForwardSignals forward;
+    while ((pid = ::waitpid(-1, &status, 0)) < 0 && errno == EINTR) {
+    }
+    g_child_count = 0;
+  }
+  if (pid < 0) return -1;
+  exit = ChildExit{};
+  exit.interrupted = g_interrupted != 0;
+  fill_exit(status, exit);
+  for (size_t i = 0; i < running.size(); ++i)
+    if (running[i] == pid && i < log_paths.size()) exit.last_lines = tail_of_file(log_paths[i]);
+  return pid;
+}
+
+CommandResult run_command(const std::vector<std::string>& argv_in) {
+  int fds[2];
+  if (::pipe(fds) != 0)
+    throw Error(std::string("runner sweep: cannot create a pipe: ") + std::strerror(errno));
+  std::vector<std::string> argv_text = argv_in;
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    throw Error(std::string("runner sweep: cannot start a child process: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execvp(argv[0], argv.data());
+    const std::string msg = std::string(argv[0]) + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  CommandResult result;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    result.output.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ChildExit exit;
+  fill_exit(status, exit);
+  result.exit_code = exit.exit_code;
+  return result;
+}
+
+std::vector<std::string> tail_of_file(const std::string& path, size_t count) {
+  std::ifstream in(path);
+  std::deque<std::string> tail;
+  std::string line;
+  while (std::getline(in, line)) {
+    tail.push_back(without_ansi(line));
+    if (tail.size() > count) tail.pop_front();
+  }
+  return {tail.begin(), tail.end()};
 }
 
 std::string last_error_line(const std::vector<std::string>& lines) {

@@ -21,6 +21,29 @@ struct ChildExit {
 ChildExit run_child(const std::string& executable, const std::vector<std::string>& args,
                     size_t tail_lines = 40);
 
+/// Starts `executable args...` with its stdout and stderr appended to `log_path` (for points
+/// that run side by side) and returns its pid without waiting. Throws runner::Error when it
+/// cannot be started.
+int start_logged_child(const std::string& executable, const std::vector<std::string>& args,
+                       const std::string& log_path);
+
+/// Waits for one of the children started by start_logged_child to end; fills `exit` (its tail
+/// read from its log) and returns its pid, or -1 when none is left. While waiting, SIGINT and
+/// SIGTERM sent to us are passed on to every child in `running` and set `exit.interrupted`.
+int wait_for_any_child(const std::vector<int>& running, const std::vector<std::string>& log_paths,
+                       ChildExit& exit);
+
+/// How a short command (sbatch, squeue) ended and what it printed (stdout and stderr).
+struct CommandResult {
+  int exit_code = 0;  ///< 127 when it could not be run
+  std::string output;
+};
+/// Runs `argv` (argv[0] looked up in PATH) to its end, capturing its output.
+CommandResult run_command(const std::vector<std::string>& argv);
+
+/// The last `count` lines of a text file (ANSI colours removed); empty when unreadable.
+std::vector<std::string> tail_of_file(const std::string& path, size_t count = 40);
+
 /// The line of `lines` that best says why a run failed: the last one mentioning an error, else
 /// the last non-empty one; "" when there is none.
 std::string last_error_line(const std::vector<std::string>& lines);

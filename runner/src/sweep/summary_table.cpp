@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -55,18 +56,45 @@ void fill_from_summary(PointRow& row, const json& summary) {
   row.peak_gpu_mib = number_at(summary, "peak_gpu_mib_all_ranks");
   if (summary.contains("last_metrics") && summary.at("last_metrics").is_object())
     row.val_metrics = summary.at("last_metrics");
+  if (summary.contains("best") && summary.at("best").is_object()) {
+    const json& best = summary.at("best");
+    row.best_value = number_at(best, "value");
+    row.best_mode = best.value("mode", "max");
+    row.best_metric = best.value("metric", "");
+  }
+}
+
+std::vector<PointRow> ranked(const std::vector<PointRow>& rows) {
+  std::vector<PointRow> out = rows;
+  std::stable_sort(out.begin(), out.end(), [](const PointRow& a, const PointRow& b) {
+    if (!a.best_value || !b.best_value) return a.best_value.has_value() && !b.best_value;
+    return a.best_mode == "min" ? *a.best_value < *b.best_value : *a.best_value > *b.best_value;
+  });
+  return out;
+}
+
+std::string best_column(const std::vector<PointRow>& rows) {
+  for (const auto& r : rows)
+    if (!r.best_metric.empty()) return "best " + r.best_metric;
+  return "best";
 }
 
 std::vector<std::vector<std::string>> table_cells(const std::vector<PointRow>& rows) {
   const auto metrics = metric_names(rows);
-  std::vector<std::string> header = {"point",        "processes", "batch/process",
-                                     "global batch", "precision", "images/s",
-                                     "epoch s",      "host MiB",  "GPU MiB"};
+  std::vector<std::string> header = {"point",        "rank",      "processes",      "batch/process",
+                                     "global batch", "precision", "images/s",       "epoch s",
+                                     "host MiB",     "GPU MiB",   best_column(rows)};
   for (const auto& m : metrics) header.push_back("val " + m);
   header.push_back("status");
+  // Rank 1 is the best value of train.best.metric; points without one have no rank.
+  const std::vector<PointRow> order = ranked(rows);
+  std::map<std::string, size_t> rank_of;
+  for (size_t i = 0; i < order.size() && order[i].best_value; ++i) rank_of[order[i].id] = i + 1;
   std::vector<std::vector<std::string>> cells = {header};
   for (const auto& r : rows) {
+    const auto rank = rank_of.find(r.id);
     std::vector<std::string> line = {r.id,
+                                     rank == rank_of.end() ? "n/a" : std::to_string(rank->second),
                                      std::to_string(r.processes),
                                      r.batch_size,
                                      r.global_batch > 0 ? std::to_string(r.global_batch) : "n/a",
@@ -74,7 +102,8 @@ std::vector<std::vector<std::string>> table_cells(const std::vector<PointRow>& r
                                      shown(r.images_per_s, "{:.0f}"),
                                      shown(r.epoch_seconds, "{:.1f}"),
                                      shown(r.peak_host_mib, "{:.0f}"),
-                                     shown(r.peak_gpu_mib, "{:.0f}")};
+                                     shown(r.peak_gpu_mib, "{:.0f}"),
+                                     shown(r.best_value, "{:.4f}")};
     for (const auto& m : metrics) {
       const bool has = r.val_metrics.contains(m) && r.val_metrics.at(m).is_number();
       line.push_back(has ? fmt::format("{:.4f}", r.val_metrics.at(m).get<double>()) : "n/a");

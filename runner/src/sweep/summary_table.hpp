@@ -24,6 +24,10 @@ struct PointRow {
   std::string precision;
   std::optional<double> images_per_s, epoch_seconds, peak_host_mib, peak_gpu_mib;
   nlohmann::json val_metrics = nlohmann::json::object();  ///< final validation metrics
+  std::optional<double> best_value;  ///< train.best.metric of the best checkpoint
+  std::string best_metric;           ///< that metric's name
+  std::string best_mode = "max";     ///< max or min: which best_value ranks first
+  std::string log_path;              ///< where the point's output went, for a failure's reason
 
   bool finished() const { return status == "done" || status == "done (earlier run)"; }
 };
@@ -31,7 +35,12 @@ struct PointRow {
 /// Fills the measured fields of `row` from a run's summary.json (as run_experiment writes it).
 void fill_from_summary(PointRow& row, const nlohmann::json& summary);
 
-/// Column names then one text row per point, in the order of `rows`.
+/// The rows ordered by best_value (best first, in each row's best_mode); rows without one keep
+/// their order after the ranked ones.
+std::vector<PointRow> ranked(const std::vector<PointRow>& rows);
+
+/// Column names then one text row per point, in the order of `rows`. The "rank" column numbers
+/// the points with a best value, 1 for the best.
 std::vector<std::vector<std::string>> table_cells(const std::vector<PointRow>& rows);
 
 /// The table aligned for a terminal.
@@ -45,5 +54,8 @@ std::string markdown_table(const std::vector<PointRow>& rows);
 /// figure plots `metric` (a validation metric's name) against the global batch.
 void write_summary(const std::filesystem::path& dir, const std::string& title,
                    const std::vector<PointRow>& rows, const std::string& metric);
+
+/// The name of the "best" column: "best <metric>".
+std::string best_column(const std::vector<PointRow>& rows);
 
 }  // namespace runner::sweep

@@ -1,27 +1,29 @@
 #pragma once
-// Running a sweep: every point as its own `runner run` child process, one after another, with
-// resume (finished points are skipped) and a summary after each point. Torch-free.
+// Running a sweep: its points as `runner run` processes on this machine (one after another or
+// several at once) or as one SLURM job array; resume (finished points are skipped) and the
+// summary are the same for both. Torch-free.
 
 #include <string>
 #include <vector>
 
 #include "config/sweep.hpp"
-#include "sweep/summary_table.hpp"
 
 namespace runner::sweep {
 
 struct SweepRunOptions {
-  std::string executable;  ///< the runner program each point runs
-  std::vector<std::string>
-      extra_overrides;  ///< `--set` texts the sweep was given (already in points)
+  std::string executable;     ///< the runner program each point runs
+  std::string sweep_file;     ///< as the user gave it (for the commands we print)
+  std::string executor;       ///< local or slurm ("" : the sweep file's)
+  int parallel = 0;           ///< points at once (0: the sweep file's)
+  bool wait = false;          ///< slurm: follow the array to its end
+  bool summary_only = false;  ///< run nothing: summarize what has finished
+  int gpu_count = 0;          ///< CUDA devices here (local points on CUDA get their own)
 };
 
-/// Runs the points of `sweep` (validated by config::load_sweep) in order in
-/// <output>/<name>/<point-id>/: a point whose folder holds summary.json is skipped; a folder
-/// without it is removed and its point rerun; a point whose run fails is recorded with its
-/// reason and the sweep goes on. Writes the summary (console, summary.csv/.md/.png in
-/// <output>/<name>/) after each point. Returns 0 when every point finished, 1 when any failed,
-/// 130 when interrupted.
+/// Runs the points of `sweep` (validated by config::load_sweep) in <output>/<name>/<point-id>/
+/// and writes the summary (console, summary.csv/.md/.png, report.html in <output>/<name>/).
+/// Returns 0 when every point finished (or, on SLURM without --wait, was submitted), 1 when
+/// any failed, 130 when interrupted.
 int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options);
 
 /// The folder of the sweep's results: <output>/<name>.

@@ -1,0 +1,192 @@
+#include "sweep/local_executor.hpp"
+
+#include <sys/types.h>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "runner/error.hpp"
+#include "sweep/gpu_pool.hpp"
+
+namespace runner::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// What a point needs to run beside others.
+struct PointNeeds {
+  int gpus = 0;                        ///< GPUs to take from the pool (0: CPU, or its own gpu_ids)
+  std::vector<std::string> overrides;  ///< threads / port settings for running side by side
+};
+
+PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options) {
+  const auto e = config::load_sweep_point(book.sweep(), book.sweep().points[i]);
+  const auto& launch = e.doc.at("launch");
+  const std::string device = launch.at("device").get<std::string>();
+  const int local_ranks = launch.at("num_processes").get<int>();
+  PointNeeds needs;
+  // Two points' launchers must not both take the default rendezvous port.
+  if (launch.at("nnodes").get<int>() == 1) needs.overrides.push_back("launch.master_port=0");
+  const bool cuda = device == "cuda" || (device == "auto" && options.gpu_count > 0);
+  if (cuda) {
+    // A point that names its GPUs keeps them (sharing was asked for); others get a slice.
+    if (launch.at("gpu_ids").empty()) needs.gpus = local_ranks;
+    if (needs.gpus > options.gpu_count)
+      throw ConfigError(fmt::format(
+          "sweep point {} needs {} GPUs (launch.num_processes) but this machine has {}: "
+          "lower launch.num_processes or run the sweep with --executor slurm",
+          book.sweep().points[i].id, needs.gpus, options.gpu_count));
+  } else if (launch.at("threads_per_process").get<int>() == 0) {
+    const int threads = std::max(1, options.cpu_cores / (options.parallel * local_ranks));
+    needs.overrides.push_back("launch.threads_per_process=" + std::to_string(threads));
+  }
+  return needs;
+}
+
+std::string gpu_list(const std::vector<int>& ids) {
+  std::string text = "[";
+  for (size_t k = 0; k < ids.size(); ++k) text += (k ? "," : "") + std::to_string(ids[k]);
+  return text + "]";
+}
+
+int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
+                   const LocalExecutorOptions& options) {
+  const auto& sweep = book.sweep();
+  for (size_t i : todo) {
+    const auto& point = sweep.points[i];
+    if (book.clear_unfinished(i))
+      std::cout << fmt::format(
+          "sweep {}: point {} did not finish before: rerunning it from scratch\n", sweep.name,
+          point.id);
+    std::cout << fmt::format("\nsweep {}: point {}/{} {}\n", sweep.name, i + 1, book.rows().size(),
+                             point.id)
+              << std::flush;
+    book.rows()[i].status = "running";
+    const ChildExit exit = run_child(options.executable, book.run_args(i));
+    if (exit.interrupted) {
+      book.rows()[i].status = "pending";
+      book.write_summary();
+      std::cout << fmt::format(
+          "sweep {}: interrupted during point {}; run the same command again to resume\n",
+          sweep.name, point.id);
+      return 130;
+    }
+    book.record_exit(i, exit);
+    book.write_summary();
+  }
+  return 0;
+}
+
+int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
+                     const LocalExecutorOptions& options) {
+  const auto& sweep = book.sweep();
+  std::vector<PointNeeds> needs(book.rows().size());
+  for (size_t i : todo) needs[i] = needs_of(book, i, options);  // may refuse before any runs
+
+  struct Running {
+    size_t point;
+    int pid;
+    std::vector<int> gpus;
+    std::string log;
+    Clock::time_point started;
+  };
+  GpuPool pool(options.gpu_count);
+  std::deque<size_t> waiting(todo.begin(), todo.end());
+  std::vector<Running> running;
+  bool interrupted = false;
+  for (;;) {
+    // Start points in order while a slot (and their GPUs) are free.
+    while (!interrupted && !waiting.empty() &&
+           static_cast<int>(running.size()) < options.parallel) {
+      const size_t i = waiting.front();
+      std::vector<int> gpus;
+      if (needs[i].gpus > 0) {
+        auto taken = pool.take(needs[i].gpus);
+        if (!taken) break;  // wait for a point to give its GPUs back
+        gpus = *taken;
+      }
+      waiting.pop_front();
+      if (book.clear_unfinished(i))
+        std::cout << fmt::format(
+            "sweep {}: point {} did not finish before: rerunning it from scratch\n", sweep.name,
+            sweep.points[i].id);
+      std::vector<std::string> extra = needs[i].overrides;
+      if (!gpus.empty()) extra.push_back("launch.gpu_ids=" + gpu_list(gpus));
+      fs::create_directories(book.run_dir(i));
+      const std::string log = (book.run_dir(i) / "output.log").string();
+      const int pid = start_logged_child(options.executable, book.run_args(i, extra), log);
+      book.rows()[i].status = "running";
+      book.rows()[i].log_path = log;
+      running.push_back({i, pid, gpus, log, Clock::now()});
+      std::cout << fmt::format("sweep {}: point {}/{} {} started{} (output: {})\n", sweep.name,
+                               i + 1, book.rows().size(), sweep.points[i].id,
+                               gpus.empty() ? "" : " on GPUs " + gpu_list(gpus), log)
+                << std::flush;
+    }
+    if (running.empty()) break;
+
+    std::vector<int> pids;
+    std::vector<std::string> logs;
+    for (const auto& r : running) {
+      pids.push_back(r.pid);
+      logs.push_back(r.log);
+    }
+    ChildExit exit;
+    const int pid = wait_for_any_child(pids, logs, exit);
+    if (pid < 0) break;
+    interrupted = interrupted || exit.interrupted;
+    const auto it = std::find_if(running.begin(), running.end(),
+                                 [&](const Running& r) { return r.pid == pid; });
+    if (it == running.end()) continue;
+    const Running ended = *it;
+    running.erase(it);
+    pool.give_back(ended.gpus);
+    PointRow& row = book.rows()[ended.point];
+    if (interrupted) {
+      row.status = "pending";
+      continue;
+    }
+    book.record_exit(ended.point, exit);
+    const double seconds = std::chrono::duration<double>(Clock::now() - ended.started).count();
+    std::cout << fmt::format("sweep {}: point {} {} after {:.1f} s\n", sweep.name, row.id,
+                             row.status == "failed" ? "failed: " + row.reason : row.status,
+                             seconds);
+    book.write_summary();
+  }
+  if (interrupted) {
+    book.write_summary();
+    std::cout << fmt::format(
+        "sweep {}: interrupted; points that were running are stopped; run the same command "
+        "again to resume\n",
+        sweep.name);
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_local(SweepBook& book, const LocalExecutorOptions& options) {
+  const auto& sweep = book.sweep();
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < book.rows().size(); ++i) {
+    if (book.rows()[i].status == "done (earlier run)")
+      std::cout << fmt::format("sweep {}: point {}/{} {} finished earlier: skipped\n", sweep.name,
+                               i + 1, book.rows().size(), sweep.points[i].id);
+    else
+      todo.push_back(i);
+  }
+  const int code = options.parallel > 1 ? run_side_by_side(book, todo, options)
+                                        : run_one_by_one(book, todo, options);
+  if (code != 0) return code;
+  if (todo.empty()) book.write_summary();
+  return book.finish();
+}
+
+}  // namespace runner::sweep

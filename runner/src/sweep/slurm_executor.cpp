@@ -1,0 +1,364 @@
+#include "sweep/slurm_executor.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "config/experiment_keys.hpp"
+#include "config/yaml_emit.hpp"
+#include "runner/error.hpp"
+#include "util/atomic_file.hpp"
+
+namespace runner::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// SLURM job states that may still produce a result.
+const std::set<std::string> kActiveStates = {
+    "PENDING",     "RUNNING",      "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
+    "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING",    "SIGNALING",  "STAGE_OUT", "RESV_DEL_HOLD"};
+
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+fs::path slurm_dir(const SweepBook& book) { return book.dir() / "slurm"; }
+fs::path point_file(const SweepBook& book, size_t i) {
+  return slurm_dir(book) / "points" / (book.sweep().points[i].id + ".yaml");
+}
+fs::path exit_file(const SweepBook& book, size_t i) {
+  return slurm_dir(book) / "exit" / book.sweep().points[i].id;
+}
+
+struct PointShape {
+  int nodes = 1, ranks_per_node = 1;
+  bool cuda = false;
+};
+
+PointShape shape_of(const SweepBook& book, size_t i) {
+  const auto e = config::load_sweep_point(book.sweep(), book.sweep().points[i]);
+  const auto& launch = e.doc.at("launch");
+  return {launch.at("nnodes").get<int>(), launch.at("num_processes").get<int>(),
+          launch.at("device").get<std::string>() == "cuda"};
+}
+
+// The front program beside runner-engine sets libgomp's environment before libtorch loads.
+std::string runner_program(const std::string& executable) {
+  const fs::path front = fs::path(executable).parent_path() / "runner";
+  return fs::exists(front) ? front.string() : executable;
+}
+
+// Submissions so far: [{"job": "123", "points": [ids...], "submitted": unix}].
+json read_jobs(const SweepBook& book) {
+  std::ifstream in(slurm_dir(book) / "jobs.json");
+  if (!in) return json::array();
+  const json jobs = json::parse(in, nullptr, false);
+  return jobs.is_array() ? jobs : json::array();
+}
+
+// State of every array task of the recorded jobs SLURM still knows: point id -> state.
+// squeue forgets finished jobs after MinJobAge; those points then read as ended.
+std::map<std::string, std::string> task_states(const SweepBook& book, const json& jobs) {
+  std::map<std::string, std::string> states;
+  if (jobs.empty()) return states;
+  std::string ids;
+  for (const auto& j : jobs) ids += (ids.empty() ? "" : ",") + j.at("job").get<std::string>();
+  const CommandResult r = run_command(
+      {"squeue", "--noheader", "--array", "--states=all", "--jobs=" + ids, "--format=%F %K %T"});
+  if (r.exit_code == 127)
+    throw Error(
+        "runner sweep: squeue is not installed here: run the sweep where SLURM's "
+        "commands are (a login node)");
+  // Later submissions of the same point come later in jobs: they win.
+  std::map<std::string, size_t> job_order;
+  for (size_t k = 0; k < jobs.size(); ++k) job_order[jobs[k].at("job").get<std::string>()] = k;
+  std::map<std::string, size_t> state_job;
+  std::istringstream lines(r.output);
+  std::string job, task, state;
+  while (lines >> job >> task >> state) {
+    if (!job_order.count(job)) continue;
+    char* end = nullptr;
+    const long index = std::strtol(task.c_str(), &end, 10);
+    if (*end != '\0' || index < 0 || static_cast<size_t>(index) >= book.rows().size()) continue;
+    const std::string& id = book.sweep().points[static_cast<size_t>(index)].id;
+    if (state_job.count(id) && state_job[id] > job_order[job]) continue;
+    // "CANCELLED by 0" reads as CANCELLED.
+    states[id] = state.substr(0, state.find(' '));
+    state_job[id] = job_order[job];
+  }
+  return states;
+}
+
+// The job and log of the latest submission of each point.
+std::map<std::string, std::string> latest_job(const json& jobs) {
+  std::map<std::string, std::string> out;
+  for (const auto& j : jobs)
+    for (const auto& id : j.at("points"))
+      out[id.get<std::string>()] = j.at("job").get<std::string>();
+  return out;
+}
+
+std::string log_of(const SweepBook& book, const std::string& job, size_t i) {
+  return (slurm_dir(book) / "logs" / fmt::format("{}_{}.out", job, i)).string();
+}
+
+// Rows from the folders and SLURM's states: done, queued/running, failed (ended without a
+// result) or pending (never submitted). Returns how many are still queued or running.
+size_t refresh_rows(SweepBook& book, const json& jobs) {
+  const auto states = task_states(book, jobs);
+  const auto submitted = latest_job(jobs);
+  size_t active = 0;
+  for (size_t i = 0; i < book.rows().size(); ++i) {
+    PointRow& row = book.rows()[i];
+    if (row.finished() || row.status == "failed") continue;
+    const fs::path summary = book.run_dir(i) / "summary.json";
+    const auto state = states.find(row.id);
+    const bool is_active = state != states.end() && kActiveStates.count(state->second);
+    if (is_active) {
+      row.status = state->second == "PENDING" ? "queued" : "running";
+      ++active;
+      continue;
+    }
+    const auto job = submitted.find(row.id);
+    if (job == submitted.end()) continue;  // never submitted: stays pending
+    row.log_path = log_of(book, job->second, i);
+    if (fs::exists(summary)) {
+      ChildExit ok;
+      book.record_exit(i, ok);
+      continue;
+    }
+    std::string reason;
+    const std::string how = state == states.end() ? "" : state->second;
+    if (how == "CANCELLED")
+      reason = "cancelled (scancel)";
+    else if (how == "TIMEOUT")
+      reason = "hit the time limit (slurm.time)";
+    else if (how == "OUT_OF_MEMORY")
+      reason = "out of memory (SLURM killed it)";
+    else if (!how.empty() && how != "COMPLETED" && how != "FAILED")
+      reason = "ended as " + how;
+    std::ifstream code_in(exit_file(book, i));
+    int code = 0;
+    if (code_in >> code) reason += (reason.empty() ? "" : ", ") + fmt::format("exit code {}", code);
+    if (reason.empty()) reason = "ended without a result (cancelled or killed)";
+    const std::string line = last_error_line(tail_of_file(row.log_path));
+    if (!line.empty() && how != "CANCELLED") reason += ": " + line;
+    book.record_failure(i, reason);
+  }
+  return active;
+}
+
+void write_point_files(const SweepBook& book, const std::vector<size_t>& todo) {
+  fs::create_directories(slurm_dir(book) / "points");
+  for (size_t i : todo) {
+    const auto& point = book.sweep().points[i];
+    std::vector<std::string> overrides = point.overrides;
+    overrides.push_back("output.run_dir=" + book.run_dir(i).string());
+    const auto e = config::load_experiment(book.sweep().base_path, overrides);
+    util::write_file_atomically(
+        point_file(book, i).string(),
+        "# runner sweep " + book.sweep().name + ", point " + point.id +
+            ": the resolved experiment its SLURM task runs, with\n# runner run --config-dir " +
+            fs::absolute(book.sweep().base_path).parent_path().string() + " " +
+            point_file(book, i).string() + "\n" +
+            config::to_yaml(e.doc, config::experiment_key_order()));
+  }
+}
+
+std::string index_list(const std::vector<size_t>& todo) {
+  std::string out;
+  for (size_t i : todo) out += (out.empty() ? "" : ",") + std::to_string(i);
+  return out;
+}
+
+volatile sig_atomic_t g_stop_waiting = 0;
+extern "C" void on_wait_signal(int) { g_stop_waiting = 1; }
+
+}  // namespace
+
+std::vector<std::string> sbatch_options(const SweepBook& book) {
+  const json& slurm = book.sweep().doc.at("slurm");
+  PointShape largest;
+  bool any_cuda = false;
+  for (size_t i = 0; i < book.rows().size(); ++i) {
+    const PointShape s = shape_of(book, i);
+    largest.nodes = std::max(largest.nodes, s.nodes);
+    largest.ranks_per_node = std::max(largest.ranks_per_node, s.ranks_per_node);
+    any_cuda = any_cuda || s.cuda;
+  }
+  std::vector<std::string> options = {
+      "--job-name=runner-sweep-" + book.sweep().name,
+      "--output=" + (slurm_dir(book) / "logs" / "%A_%a.out").string(),
+      fmt::format("--nodes={}", largest.nodes),
+      fmt::format("--ntasks-per-node={}", largest.ranks_per_node)};
+  for (const char* key : {"partition", "time", "account"})
+    if (slurm.contains(key))
+      options.push_back(fmt::format("--{}={}", key, slurm.at(key).get<std::string>()));
+  if (slurm.contains("cpus_per_task"))
+    options.push_back(fmt::format("--cpus-per-task={}", slurm.at("cpus_per_task").get<int>()));
+  const int gpus =
+      slurm.contains("gpus_per_task") ? slurm.at("gpus_per_task").get<int>() : (any_cuda ? 1 : 0);
+  if (gpus > 0) options.push_back(fmt::format("--gpus-per-task={}", gpus));
+  return options;
+}
+
+std::string array_script(const SweepBook& book, const std::vector<std::string>& options,
+                         const std::string& program) {
+  const auto& sweep = book.sweep();
+  std::string step_options;  // srun takes the per-task resources again (sbatch's do not pass)
+  for (const auto& o : options)
+    if (o.rfind("--cpus-per-task=", 0) == 0 || o.rfind("--gpus-per-task=", 0) == 0)
+      step_options += " " + o;
+  std::ostringstream s;
+  s << "#!/bin/bash\n"
+    << "# runner sweep " << sweep.name << " (" << sweep.path
+    << "): one array task per point, task i = point i.\n"
+    << "# Written by `runner sweep --executor slurm`; it is rewritten on every submission.\n";
+  for (const auto& o : options) s << "#SBATCH " << o << "\n";
+  s << "set -u\n"
+    << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+  for (size_t i = 0; i < book.rows().size(); ++i) {
+    const PointShape shape = shape_of(book, i);
+    s << "  " << i << ") point=" << quoted(sweep.points[i].id) << " nodes=" << shape.nodes
+      << " ranks_per_node=" << shape.ranks_per_node << " ;;\n";
+  }
+  s << "  *) echo \"runner sweep: no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
+    << "esac\n"
+    << "srun --nodes=$nodes --ntasks=$((nodes * ranks_per_node)) "
+       "--ntasks-per-node=$ranks_per_node --kill-on-bad-exit=1"
+    << step_options << " \\\n  " << quoted(program) << " run --config-dir "
+    << quoted(fs::absolute(sweep.base_path).parent_path().string()) << " "
+    << quoted((slurm_dir(book) / "points").string()) << "/\"$point.yaml\"\n"
+    << "code=$?\n"
+    << "echo $code > " << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
+    << "exit $code\n";
+  return s.str();
+}
+
+int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
+  const auto& sweep = book.sweep();
+  fs::create_directories(slurm_dir(book) / "logs");
+  fs::create_directories(slurm_dir(book) / "exit");
+  json jobs = read_jobs(book);
+  book.take_earlier_results();
+  size_t active = refresh_rows(book, jobs);
+
+  if (!options.summary_only) {
+    // Resubmit what neither finished nor is still queued or running.
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < book.rows().size(); ++i) {
+      PointRow& row = book.rows()[i];
+      if (row.finished()) {
+        std::cout << fmt::format("sweep {}: point {} finished earlier: skipped\n", sweep.name,
+                                 row.id);
+      } else if (row.status == "queued" || row.status == "running") {
+        std::cout << fmt::format("sweep {}: point {} is still {} in SLURM: not submitted again\n",
+                                 sweep.name, row.id, row.status);
+      } else {
+        todo.push_back(i);
+      }
+    }
+    if (!todo.empty()) {
+      for (size_t i : todo) {
+        book.clear_unfinished(i);
+        fs::remove(exit_file(book, i));
+        book.rows()[i].status = "queued";
+        book.rows()[i].reason.clear();
+        book.rows()[i].log_path.clear();
+      }
+      write_point_files(book, todo);
+      const auto sbatch = sbatch_options(book);
+      const fs::path script = slurm_dir(book) / "array.sbatch";
+      util::write_file_atomically(script.string(),
+                                  array_script(book, sbatch, runner_program(options.executable)));
+      std::vector<std::string> argv = {"sbatch", "--parsable"};
+      std::string array = "--array=" + index_list(todo);
+      if (options.parallel > 1) array += "%" + std::to_string(options.parallel);
+      argv.push_back(array);
+      for (const auto& a : sweep.doc.at("slurm").at("extra_args"))
+        argv.push_back(a.get<std::string>());
+      argv.push_back(script.string());
+      const CommandResult r = run_command(argv);
+      if (r.exit_code == 127)
+        throw Error(
+            "runner sweep: sbatch is not installed here: run the sweep where SLURM's "
+            "commands are (a login node), or use --executor local");
+      std::string job = r.output.substr(0, r.output.find_first_of(";\n"));
+      if (r.exit_code != 0 || job.empty() ||
+          job.find_first_not_of("0123456789") != std::string::npos) {
+        std::string message = r.output;
+        while (!message.empty() && message.back() == '\n') message.pop_back();
+        throw Error(fmt::format("runner sweep: sbatch refused the array ({}): {}; the script is {}",
+                                array, message, script.string()));
+      }
+      json ids = json::array();
+      for (size_t i : todo) ids.push_back(sweep.points[i].id);
+      jobs.push_back({{"job", job}, {"points", ids}, {"submitted", std::time(nullptr)}});
+      util::write_file_atomically((slurm_dir(book) / "jobs.json").string(), jobs.dump(2) + "\n");
+      active += todo.size();
+      std::cout << fmt::format("sweep {}: submitted {} point(s) as SLURM job {} ({}); logs in {}\n",
+                               sweep.name, todo.size(), job, array,
+                               (slurm_dir(book) / "logs").string());
+    }
+  }
+
+  if (options.wait && active > 0) {
+    g_stop_waiting = 0;
+    struct sigaction action {
+    }, old_int{}, old_term{};
+    action.sa_handler = on_wait_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int);
+    ::sigaction(SIGTERM, &action, &old_term);
+    std::map<std::string, std::string> shown;
+    while (active > 0 && !g_stop_waiting) {
+      for (int k = 0; k < static_cast<int>(options.poll_seconds * 10) && !g_stop_waiting; ++k)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (g_stop_waiting) break;
+      active = refresh_rows(book, jobs);
+      for (const auto& row : book.rows()) {
+        if (shown[row.id] == row.status) continue;
+        shown[row.id] = row.status;
+        std::cout << fmt::format("sweep {}: point {} {}\n", sweep.name, row.id,
+                                 row.status == "failed" ? "failed: " + row.reason : row.status)
+                  << std::flush;
+      }
+    }
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    if (g_stop_waiting) {
+      book.write_summary();
+      std::cout << fmt::format(
+          "sweep {}: stopped waiting; the SLURM job keeps running. Later: runner sweep {} "
+          "--summary (or scancel it)\n",
+          sweep.name, options.sweep_file);
+      return 130;
+    }
+  }
+  book.write_summary();
+  if (active > 0) {
+    std::cout << fmt::format(
+        "sweep {}: {} point(s) still queued or running (squeue --me); when they end: runner "
+        "sweep {} --summary\n",
+        sweep.name, active, options.sweep_file);
+    const bool failed = std::any_of(book.rows().begin(), book.rows().end(),
+                                    [](const PointRow& r) { return r.status == "failed"; });
+    return failed ? 1 : 0;
+  }
+  return book.finish();
+}
+
+}  // namespace runner::sweep

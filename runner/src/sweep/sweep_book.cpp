@@ -1,0 +1,142 @@
+#include "sweep/sweep_book.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "log/run_report.hpp"
+
+namespace runner::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// What the point asks for, before it runs (the summary.json of a finished run replaces it).
+PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point) {
+  const auto e = config::load_sweep_point(sweep, point);
+  PointRow row;
+  row.id = point.id;
+  const auto& launch = e.doc.at("launch");
+  row.processes = launch.at("num_processes").get<int>() * launch.at("nnodes").get<int>();
+  const auto& train = e.doc.at("train");
+  const auto& batch = train.at("batch_size");
+  row.batch_size =
+      batch.is_number() ? std::to_string(batch.get<int64_t>()) : batch.get<std::string>();
+  if (batch.is_number())
+    row.global_batch =
+        batch.get<int64_t>() * row.processes * train.at("grad_accum_steps").get<int64_t>();
+  row.precision = e.doc.at("precision").get<std::string>();
+  return row;
+}
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// The validation metric the figure shows: the base's best-checkpoint metric.
+std::string figure_metric(const config::Sweep& sweep) {
+  if (sweep.points.empty()) return "accuracy";
+  const auto e = config::load_sweep_point(sweep, sweep.points.front());
+  return e.doc.at("train").at("best").at("metric").get<std::string>();
+}
+
+}  // namespace
+
+SweepBook::SweepBook(const config::Sweep& sweep)
+    : sweep_(sweep),
+      dir_(fs::absolute(fs::path(sweep.output) / sweep.name)),
+      metric_(figure_metric(sweep)) {
+  for (const auto& p : sweep.points) rows_.push_back(planned_row(sweep, p));
+}
+
+fs::path SweepBook::run_dir(size_t i) const { return dir_ / sweep_.points.at(i).id; }
+
+size_t SweepBook::take_earlier_results() {
+  size_t found = 0;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const fs::path summary = run_dir(i) / "summary.json";
+    if (!fs::exists(summary)) continue;
+    const json s = read_json(summary);
+    if (!s.is_object()) continue;
+    fill_from_summary(rows_[i], s);
+    rows_[i].status = "done (earlier run)";
+    ++found;
+  }
+  return found;
+}
+
+void SweepBook::record_exit(size_t i, const ChildExit& exit) {
+  const fs::path summary = run_dir(i) / "summary.json";
+  const json s = fs::exists(summary) ? read_json(summary) : json(nullptr);
+  if (exit.exit_code == 0 && s.is_object()) {
+    fill_from_summary(rows_[i], s);
+    rows_[i].status = "done";
+    return;
+  }
+  const std::string how = exit.signal ? fmt::format("killed by signal {}", exit.signal)
+                                      : fmt::format("exit code {}", exit.exit_code);
+  const std::string line =
+      exit.exit_code == 0 ? "no summary.json written" : last_error_line(exit.last_lines);
+  record_failure(i, line.empty() ? how : how + ": " + line);
+}
+
+void SweepBook::record_failure(size_t i, const std::string& reason) {
+  PointRow& row = rows_[i];
+  row.status = "failed";
+  row.reason = row.log_path.empty() ? reason : reason + " (log: " + row.log_path + ")";
+  fs::create_directories(run_dir(i));
+  std::ofstream(run_dir(i) / "failure.txt") << row.reason << "\n";
+}
+
+bool SweepBook::clear_unfinished(size_t i) {
+  if (!fs::exists(run_dir(i))) return false;
+  fs::remove_all(run_dir(i));
+  return true;
+}
+
+std::vector<std::string> SweepBook::run_args(size_t i,
+                                             const std::vector<std::string>& extra) const {
+  std::vector<std::string> args = {"run", fs::absolute(sweep_.base_path).string()};
+  for (const auto& o : sweep_.points.at(i).overrides) args.insert(args.end(), {"--set", o});
+  for (const auto& o : extra) args.insert(args.end(), {"--set", o});
+  args.insert(args.end(), {"--set", "output.run_dir=" + run_dir(i).string()});
+  return args;
+}
+
+void SweepBook::write_summary() const {
+  const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
+  sweep::write_summary(dir_, "sweep " + sweep_.name, shown, metric_);
+  std::cout << "\n" << console_table(shown) << std::flush;
+}
+
+int SweepBook::finish() const {
+  std::vector<fs::path> point_dirs;  // report.html: the points side by side
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (fs::exists(run_dir(i) / "metrics.jsonl")) point_dirs.push_back(run_dir(i));
+  if (!point_dirs.empty()) {
+    try {
+      log::write_comparison_report(point_dirs, dir_ / "report.html");
+    } catch (const std::exception& e) {
+      std::cout << fmt::format("sweep {}: could not write report.html: {}\n", sweep_.name,
+                               e.what());
+    }
+  }
+  const auto count = [&](const char* status) {
+    return std::count_if(rows_.begin(), rows_.end(),
+                         [&](const PointRow& r) { return r.status == status; });
+  };
+  const auto failed = count("failed");
+  std::cout << fmt::format("sweep {}: {} point(s), {} failed; summary in {}\n", sweep_.name,
+                           rows_.size(), failed, dir_.string());
+  if (failed)
+    std::cout << fmt::format(
+        "sweep {}: exit code 1 because {} point(s) failed (see the status column)\n", sweep_.name,
+        failed);
+  return failed ? 1 : 0;
+}
+
+}  // namespace runner::sweep

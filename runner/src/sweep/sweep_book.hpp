@@ -1,0 +1,58 @@
+#pragma once
+// A sweep's bookkeeping, the same for every executor: each point's row (what it asks for, then
+// what it measured or why it failed), its folder, results of earlier runs (resume), and the
+// summary files. Torch-free.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "config/sweep.hpp"
+#include "sweep/child_process.hpp"
+#include "sweep/summary_table.hpp"
+
+namespace runner::sweep {
+
+class SweepBook {
+ public:
+  /// Plans a row per point of `sweep` (validated by config::load_sweep).
+  explicit SweepBook(const config::Sweep& sweep);
+
+  const config::Sweep& sweep() const { return sweep_; }
+  /// <output>/<name>, absolute.
+  const std::filesystem::path& dir() const { return dir_; }
+  std::vector<PointRow>& rows() { return rows_; }
+  const std::vector<PointRow>& rows() const { return rows_; }
+  /// Point i's run folder: <output>/<name>/<point-id>, absolute.
+  std::filesystem::path run_dir(size_t i) const;
+
+  /// Marks every point whose folder holds a readable summary.json "done (earlier run)" with its
+  /// results; returns how many.
+  size_t take_earlier_results();
+  /// Records how point i's run ended: done (its summary.json is read) or failed, with the exit
+  /// and the error line of its output as the reason (also written to its failure.txt).
+  void record_exit(size_t i, const ChildExit& exit);
+  /// Records point i as failed for `reason` (written to its failure.txt).
+  void record_failure(size_t i, const std::string& reason);
+  /// Removes point i's folder when a run left one without a result (it reruns from scratch);
+  /// returns whether there was one.
+  bool clear_unfinished(size_t i);
+
+  /// `runner run` arguments of point i: the base, the point's overrides, then `extra` overrides
+  /// (as --set), then its run folder.
+  std::vector<std::string> run_args(size_t i, const std::vector<std::string>& extra = {}) const;
+
+  /// Writes summary.csv/.md/.png and prints the table (ranked first for random search).
+  void write_summary() const;
+  /// Writes report.html (the points side by side), the summary, and the closing lines;
+  /// returns 0 when every point finished, else 1.
+  int finish() const;
+
+ private:
+  const config::Sweep& sweep_;
+  std::filesystem::path dir_;
+  std::string metric_;
+  std::vector<PointRow> rows_;
+};
+
+}  // namespace runner::sweep
