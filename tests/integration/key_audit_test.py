@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Every config key acts (issue 13): each leaf key of schemas/experiment.schema.json and of every
-registered plugin's parameter schema must be listed in tests/key_effects.tsv, which names the
+"""Every config key acts (issue 13): each leaf key of schemas/experiment.schema.json, of every
+registered plugin's parameter schema and of schemas/sweep.schema.json (as sweep.<key>) must be
+listed in tests/key_effects.tsv, which names the
 test that shows a user-visible effect of changing it (an output, a metric, a file, an error).
 
 A table row is `PATTERN<TAB>FILE<TAB>IDENTIFIER<TAB>EFFECT`: PATTERN matches key paths
@@ -44,6 +45,11 @@ def main():
             found = []
             schema_keys(params, [], found)
             keys += [f"{kind}.{name}.{k}" for k in found]
+    # Sweep files are configs too: their keys as sweep.<key>.
+    with open(os.path.join(SOURCE, "schemas", "sweep.schema.json")) as f:
+        found = []
+        schema_keys(json.load(f), [], found)
+        keys += [f"sweep.{k}" for k in found]
     # The selector of each plugin section picks the plugin: `runner plugins` lists them.
     keys += ["data.dataset.name", "data.train_transforms.name", "data.eval_transforms.name",
              "optimizer.name", "scheduler.name", "loss.name", "metrics.name"]

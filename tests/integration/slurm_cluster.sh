@@ -75,8 +75,13 @@ CONF
 
 stop_slurm_cluster() {
   local p
-  for p in "${slurm_pids[@]}"; do kill "$p" 2>/dev/null; done
+  # Jobs first (their processes outlive a killed slurmd); safe under set -e.
+  if [ -n "${SLURM_CONF:-}" ]; then
+    scancel --user="$(id -un)" 2>/dev/null || true
+    for p in $(seq 25); do [ -z "$(squeue --noheader 2>/dev/null)" ] && break; sleep 0.2; done
+  fi
+  for p in "${slurm_pids[@]}"; do kill "$p" 2>/dev/null || true; done
   sleep 0.5
-  for p in "${slurm_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  wait 2>/dev/null
+  for p in "${slurm_pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
 }

@@ -126,4 +126,102 @@ echo "$csv" | sed -n 3p | cut -d, -f"$col" | grep -qE "^[0-9]+$" ||
   { echo "FAIL: the 16-batch point's images/s should be measured: $(echo "$csv" | sed -n 3p)"; failures=$((failures + 1)); }
 grep -q "n/a" out_short/short/summary.md || { echo "FAIL: summary.md lacks n/a"; failures=$((failures + 1)); }
 
+# 5. --parallel 2: a 4-point sweep (one point with 2 ranks) gives the same results as one after
+# another; each point's output goes to its folder's output.log.
+printf 'base: base.yaml\noutput: out_%s\npoints:\n  - {train.batch_size: 32}\n  - {train.batch_size: 16, launch.num_processes: 2}\n  - {optimizer.lr: 1.0e-3}\n  - {train.batch_size: 64}\n' seq >four_seq.yaml
+sed 's/out_seq/out_par/' four_seq.yaml >four_par.yaml
+metric_columns() {
+  /usr/bin/python3 - "$1" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(r["point"], r["rank"], r["processes"], r["global batch"], r["best accuracy"],
+          r["val accuracy"], r["val loss"], r["status"])
+PY
+}
+expect_exit 0 "$RUNNER" sweep four_seq.yaml
+expect_exit 0 "$RUNNER" sweep four_par.yaml --parallel 2
+expect_output "started (output: "
+seq_metrics=$(metric_columns out_seq/four_seq/summary.csv)
+par_metrics=$(metric_columns out_par/four_par/summary.csv)
+if [ "$seq_metrics" != "$par_metrics" ] || [ "$(grep -c ' done$' <<<"$par_metrics")" != 4 ]; then
+  echo "FAIL: --parallel 2 and sequential results differ:"; echo "$seq_metrics"; echo "--"; echo "$par_metrics"
+  failures=$((failures + 1))
+fi
+[ "$(ls out_par/four_par/*/output.log | wc -l)" = 4 ] || { echo "FAIL: each parallel point should have its output.log"; failures=$((failures + 1)); }
+# Threads are split: 2 points at once on this machine's cores, each left at threads 0.
+printf 'base: base.yaml\noutput: out_threads\nparallel: 2\nset: {launch.threads_per_process: 0}\npoints:\n  - {train.batch_size: 32}\n  - {train.batch_size: 64}\n' >threads.yaml
+expect_exit 0 "$RUNNER" sweep threads.yaml
+want=$(( $(nproc) / 2 )); [ "$want" -ge 1 ] || want=1
+for f in out_threads/threads/*/env.json; do
+  grep -qE "\"torch_threads\": $want,?\$" "$f" || { echo "FAIL: $f: expected $want threads per point: $(grep torch_threads "$f")"; failures=$((failures + 1)); }
+done
+
+# 6. search: random: the same seed draws the same points, another seed others, every value in
+# its distribution; the summary ranks the points by train.best.metric, best first.
+cat >random.yaml <<YAML
+base: base.yaml
+output: out_random
+search: random
+trials: 3
+seed: 11
+distributions:
+  optimizer.lr: {loguniform: [1.0e-4, 1.0e-2]}
+  train.batch_size: {choice: [16, 32, 64]}
+  optimizer.weight_decay: {uniform: [0.0, 0.1]}
+  train.epochs: {int: [1, 2]}
+YAML
+expect_exit 0 "$RUNNER" sweep random.yaml --dry-run
+first=$out
+expect_exit 0 "$RUNNER" sweep random.yaml --dry-run
+[ "$out" = "$first" ] || { echo "FAIL: seed 11 drew different points twice"; failures=$((failures + 1)); }
+sed 's/^seed: 11/seed: 12/' random.yaml >random12.yaml
+expect_exit 0 "$RUNNER" sweep random12.yaml --dry-run
+[ "$(grep -c '^00' <<<"$out")" = 3 ] && [ "$(grep '^00' <<<"$out")" != "$(grep '^00' <<<"$first")" ] ||
+  { echo "FAIL: seed 12 should draw 3 other points"; failures=$((failures + 1)); }
+/usr/bin/python3 - "$first" <<'PY' || failures=$((failures + 1))
+import re, sys
+points = [l for l in sys.argv[1].splitlines() if re.match(r"^\d{3}-", l)]
+ok = len(points) == 3
+for line in points:
+    v = dict(kv.split("=", 1) for kv in line.split(": ", 1)[1].split())
+    ok &= 1e-4 <= float(v["optimizer.lr"]) <= 1e-2
+    ok &= v["train.batch_size"] in ("16", "32", "64")
+    ok &= 0.0 <= float(v["optimizer.weight_decay"]) <= 0.1
+    ok &= v["train.epochs"] in ("1", "2")
+if not ok:
+    print("FAIL: random points outside their distributions:\n" + "\n".join(points))
+    sys.exit(1)
+PY
+expect_exit 0 "$RUNNER" sweep random.yaml
+/usr/bin/python3 - out_random/random/summary.csv <<'PY' || failures=$((failures + 1))
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ranks = [r["rank"] for r in rows]
+best = [float(r["best accuracy"]) for r in rows]
+if ranks != ["1", "2", "3"] or best != sorted(best, reverse=True):
+    print(f"FAIL: random search summary not ranked by best accuracy: {ranks} {best}")
+    sys.exit(1)
+PY
+
+# 7. keep_global_batch divides the batch by the point's processes; repeat runs each point with
+# seeds seed, seed+1; a grid under search: random is refused in one line naming it.
+printf 'base: base.yaml\noutput: out_kg\nkeep_global_batch: true\nrepeat: 2\npoints:\n  - {train.batch_size: 64, launch.num_processes: 2}\n' >kg.yaml
+expect_exit 0 "$RUNNER" sweep kg.yaml --dry-run
+expect_output "train.batch_size=32"
+expect_output "000-num_processes=2-batch_size=64-seed=1: "
+expect_output "001-num_processes=2-batch_size=64-seed=2: "
+cat >grid.yaml <<YAML
+base: base.yaml
+grid: {train.batch_size: [16, 32], optimizer.lr: [0.001, 0.002]}
+YAML
+expect_exit 0 "$RUNNER" sweep grid.yaml --dry-run
+[ "$(grep '^00' <<<"$out" | cut -d: -f1 | tr '\n' ' ')" = "000-batch_size=16-lr=0.001 001-batch_size=16-lr=0.002 002-batch_size=32-lr=0.001 003-batch_size=32-lr=0.002 " ] ||
+  { echo "FAIL: grid points in the wrong order: $out"; failures=$((failures + 1)); }
+printf 'base: base.yaml\nsearch: random\ntrials: 2\ngrid: {train.batch_size: [8]}\ndistributions: {optimizer.lr: {uniform: [0.001, 0.01]}}\n' >badrandom.yaml
+expect_exit 2 "$RUNNER" sweep badrandom.yaml
+expect_output "badrandom.yaml:4:1: grid: search: random draws its points from distributions"
+[ "$(wc -l <<<"$out")" = 1 ] || { echo "FAIL: one error line expected: $out"; failures=$((failures + 1)); }
+expect_exit 2 "$RUNNER" sweep tiny.yaml --executor kubernetes
+expect_output "--executor kubernetes: expected local or slurm"
+
 finish

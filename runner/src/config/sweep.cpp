@@ -71,9 +71,8 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   const bool random = sweep.doc.value("search", "grid") == "random";
   for (const char* key : {"trials", "distributions"})
     if (!random && sweep.doc.contains(key))
-      issues.push_back(
-          {marks.key_mark(std::string("/") + key), key,
-           std::string(key) + " belongs to search: random: add `search: random` or remove it"});
+      issues.push_back({marks.key_mark(std::string("/") + key), key,
+                        "only search: random reads it: add `search: random` or remove it"});
   if (random && sweep.doc.contains("grid"))
     issues.push_back({marks.key_mark("/grid"), "grid",
                       "search: random draws its points from distributions: move the grid's "

@@ -253,7 +253,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
   fs::create_directories(slurm_dir(book) / "logs");
   fs::create_directories(slurm_dir(book) / "exit");
   json jobs = read_jobs(book);
-  book.take_earlier_results();
+  book.take_earlier_results(options.summary_only ? "done" : "done (earlier run)");
   size_t active = refresh_rows(book, jobs);
 
   if (!options.summary_only) {

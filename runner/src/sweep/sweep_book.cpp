@@ -55,7 +55,7 @@ SweepBook::SweepBook(const config::Sweep& sweep)
 
 fs::path SweepBook::run_dir(size_t i) const { return dir_ / sweep_.points.at(i).id; }
 
-size_t SweepBook::take_earlier_results() {
+size_t SweepBook::take_earlier_results(const std::string& status) {
   size_t found = 0;
   for (size_t i = 0; i < rows_.size(); ++i) {
     const fs::path summary = run_dir(i) / "summary.json";
@@ -63,7 +63,7 @@ size_t SweepBook::take_earlier_results() {
     const json s = read_json(summary);
     if (!s.is_object()) continue;
     fill_from_summary(rows_[i], s);
-    rows_[i].status = "done (earlier run)";
+    rows_[i].status = status;
     ++found;
   }
   return found;

@@ -26,9 +26,10 @@ class SweepBook {
   /// Point i's run folder: <output>/<name>/<point-id>, absolute.
   std::filesystem::path run_dir(size_t i) const;
 
-  /// Marks every point whose folder holds a readable summary.json "done (earlier run)" with its
-  /// results; returns how many.
-  size_t take_earlier_results();
+  /// Marks every point whose folder holds a readable summary.json done with its results:
+  /// "done (earlier run)" when this sweep goes on to run others (a resume), else "done";
+  /// returns how many.
+  size_t take_earlier_results(const std::string& status = "done (earlier run)");
   /// Records how point i's run ended: done (its summary.json is read) or failed, with the exit
   /// and the error line of its output as the reason (also written to its failure.txt).
   void record_exit(size_t i, const ChildExit& exit);

@@ -31,7 +31,7 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
     slurm.summary_only = options.summary_only;
     return run_slurm(book, slurm);
   }
-  book.take_earlier_results();
+  book.take_earlier_results(options.summary_only ? "done" : "done (earlier run)");
   if (options.summary_only) {
     // Points that ran before and left failure.txt stay failed; the rest are pending.
     for (size_t i = 0; i < book.rows().size(); ++i) {

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# runner sweep --executor slurm on a real one-node SLURM cluster (slurm_cluster.sh): a 4-point
+# sweep (one point with 2 ranks) through one sbatch --array job gives the same metrics as the
+# local executor, the slurm: options reach the job, a task killed with scancel is a failed point
+# naming its log, a rerun submits only what did not finish. Usage: sweep_slurm_test.sh RUNNER SRC
+set -eu
+RUNNER=$1
+SRC=$2
+source "$SRC/tests/integration/lib.sh"
+source "$SRC/tests/integration/slurm_cluster.sh"
+FMNIST=/usr/share/datasets/fashion-mnist
+[ -d "$FMNIST" ] || { echo "skipped: $FMNIST missing (apt-get install dataset-fashion-mnist)"; exit 77; }
+why=$(slurm_cluster_missing)
+if [ -n "$why" ]; then
+  [ "${CI:-}" = true ] && { echo "FAIL: CI must run the SLURM sweep test: $why"; exit 1; }
+  echo "skipped: $why"
+  exit 77
+fi
+WORK=$(mktemp -d /tmp/runner_sweep_slurm_XXXXXX)
+trap 'stop_slurm_cluster; rm -rf "$WORK"' EXIT
+mkdir "$WORK/cluster"
+start_slurm_cluster "$WORK/cluster" || { echo "FAIL: could not start the SLURM cluster"; exit 1; }
+cd "$WORK"
+# The data root is relative to the base file: the tasks' point files (written elsewhere) must
+# still find it (runner run --config-dir).
+mkdir exp
+ln -s "$FMNIST" exp/fmnist
+cat >exp/base.yaml <<YAML
+name: tiny
+seed: 1
+launch: {num_processes: 1, device: cpu, threads_per_process: 1}
+data:
+  dataset: {name: mnist, root: fmnist, val_split: 50000}
+  limit: {train: 256, val: 128, test: 64}
+  train_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
+  eval_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
+  num_workers: 0
+model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
+optimizer: {name: adam, lr: 2.0e-3}
+scheduler: {name: cosine, warmup_steps: 2}
+metrics: [{name: accuracy}, {name: loss}]
+train: {epochs: 1, batch_size: 32}
+predict: {enabled: false}
+output: {tensorboard: false}
+YAML
+points='points:
+  - {train.batch_size: 32}
+  - {train.batch_size: 16, launch.num_processes: 2}
+  - {optimizer.lr: 1.0e-3}
+  - {train.batch_size: 64}'
+printf 'base: exp/base.yaml\nname: four\noutput: out_local\n%s\n' "$points" >local.yaml
+printf 'base: exp/base.yaml\nname: four\noutput: out_slurm\nexecutor: slurm\nslurm: {partition: test, time: "00:10:00", account: runnertest, extra_args: ["--comment=runner-sweep-test"]}\n%s\n' "$points" >slurm.yaml
+
+# Metrics and shape of every point from a summary.csv (speed and memory columns differ by run).
+metric_columns() {
+  /usr/bin/python3 - "$1" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    print(r["point"], r["processes"], r["global batch"], r["best accuracy"], r["val accuracy"],
+          r["val loss"], r["status"])
+PY
+}
+
+# 1. The same 4 points locally and as one SLURM array (--wait): the same metrics.
+expect_exit 0 "$RUNNER" sweep local.yaml
+expect_exit 0 "$RUNNER" sweep slurm.yaml --wait
+expect_output "submitted 4 point(s) as SLURM job"
+job=$(sed -n 's/.*submitted 4 point(s) as SLURM job \([0-9]*\).*/\1/p' <<<"$out" | head -1)
+S=out_slurm/four
+local_metrics=$(metric_columns out_local/four/summary.csv)
+slurm_metrics=$(metric_columns $S/summary.csv)
+if [ "$local_metrics" != "$slurm_metrics" ] || [ "$(grep -c ' done$' <<<"$slurm_metrics")" != 4 ]; then
+  echo "FAIL: SLURM and local summaries differ:"
+  echo "local:"; echo "$local_metrics"; echo "slurm:"; echo "$slurm_metrics"
+  failures=$((failures + 1))
+fi
+[ "$(ls $S/slurm/points/*.yaml | wc -l)" = 4 ] || { echo "FAIL: expected 4 resolved point files"; failures=$((failures + 1)); }
+# The 2-rank point ran as 2 SLURM tasks (ranks joined through the SLURM environment).
+grep -q '"world_size": 2' $S/001-*/summary.json || { echo "FAIL: the 2-rank point did not run 2 ranks"; failures=$((failures + 1)); }
+# slurm: partition, time, account and extra_args reached the job.
+details=$(scontrol show job "$job" 2>&1 || true)
+for want in "Partition=test" "TimeLimit=00:10:00" "Account=runnertest" "Comment=runner-sweep-test"; do
+  grep -qF "$want" <<<"$details" || { echo "FAIL: scontrol show job $job lacks $want"; failures=$((failures + 1)); }
+done
+for f in summary.csv summary.md report.html; do
+  [ -s "$S/$f" ] || { echo "FAIL: $S/$f missing"; failures=$((failures + 1)); }
+done
+
+# 2. A rerun finds every point finished: it submits nothing.
+expect_exit 0 "$RUNNER" sweep slurm.yaml --wait
+[ "$(grep -c "finished earlier: skipped" <<<"$out")" = 4 ] || { echo "FAIL: a rerun should skip 4 points"; echo "$out" | tail -8; failures=$((failures + 1)); }
+grep -q "submitted" <<<"$out" && { echo "FAIL: a rerun submitted again"; failures=$((failures + 1)); }
+
+# 3. A task killed with scancel is a failed point naming its log; a rerun submits only it.
+printf 'base: exp/base.yaml\nname: cancel\noutput: out_cancel\nexecutor: slurm\npoints:\n  - {train.batch_size: 64}\n  - {train.epochs: 500}\n' >cancel.yaml
+expect_exit 0 "$RUNNER" sweep cancel.yaml
+job=$(sed -n 's/.*submitted 2 point(s) as SLURM job \([0-9]*\).*/\1/p' <<<"$out" | head -1)
+[ -n "$job" ] || { echo "FAIL: no job id printed"; echo "$out" | tail -5; exit 1; }
+expect_output "still queued or running"
+for i in $(seq 150); do
+  squeue --noheader --array --jobs="$job" --format="%K %T" | grep -q "^1 RUNNING" && break
+  sleep 0.2
+done
+sleep 1
+scancel "${job}_1"
+expect_exit 1 "$RUNNER" sweep cancel.yaml --summary --wait
+C=out_cancel/cancel/summary.csv
+sed -n 2p $C | grep -q ",done$" || { echo "FAIL: the short point should be done: $(sed -n 2p $C)"; failures=$((failures + 1)); }
+sed -n 3p $C | grep -q "failed: cancelled" || { echo "FAIL: the cancelled point should be failed: cancelled: $(sed -n 3p $C)"; failures=$((failures + 1)); }
+sed -n 3p $C | grep -qF "slurm/logs/${job}_1.out" || { echo "FAIL: the failed point should name its log: $(sed -n 3p $C)"; failures=$((failures + 1)); }
+expect_exit 0 "$RUNNER" sweep cancel.yaml
+expect_output "finished earlier: skipped"
+expect_output "submitted 1 point(s) as SLURM job"
+job2=$(sed -n 's/.*submitted 1 point(s) as SLURM job \([0-9]*\) (--array=\([0-9,]*\)).*/\1 \2/p' <<<"$out")
+[ "$(echo "$job2" | cut -d' ' -f2)" = 1 ] || { echo "FAIL: the resubmission should be array task 1 only: $job2"; failures=$((failures + 1)); }
+scancel "$(echo "$job2" | cut -d' ' -f1)" || true
+
+# 4. slurm.cpus_per_task reaches the task: a rank left at threads_per_process: 0 takes that many
+# libtorch threads (env.json); slurm.gpus_per_task reaches sbatch (this cluster has no GPUs: it
+# refuses, and the sweep says so in one line).
+printf 'base: exp/base.yaml\nname: cpus\noutput: out_cpus\nexecutor: slurm\nslurm: {cpus_per_task: 1}\nset: {launch.threads_per_process: 0}\npoints:\n  - {train.batch_size: 64}\n' >cpus.yaml
+expect_exit 0 "$RUNNER" sweep cpus.yaml --wait
+grep -qE '"torch_threads": 1,?$' out_cpus/cpus/000-*/env.json || { echo "FAIL: cpus_per_task 1 should give 1 thread: $(grep torch_threads out_cpus/cpus/000-*/env.json)"; failures=$((failures + 1)); }
+printf 'base: exp/base.yaml\nname: gpus\noutput: out_gpus\nexecutor: slurm\nslurm: {gpus_per_task: 1}\npoints:\n  - {train.batch_size: 64}\n' >gpus.yaml
+expect_exit 1 "$RUNNER" sweep gpus.yaml
+expect_output "sbatch refused the array"
+grep -q "^#SBATCH --gpus-per-task=1$" out_gpus/gpus/slurm/array.sbatch || { echo "FAIL: array.sbatch lacks --gpus-per-task=1"; failures=$((failures + 1)); }
+[ "$(grep -c "runner: error" <<<"$out")" = 1 ] || { echo "FAIL: one error line expected"; failures=$((failures + 1)); }
+
+finish
