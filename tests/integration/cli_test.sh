@@ -105,4 +105,17 @@ SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_NODELIST=no-such-node-r7 \
   expect_exit 2 timeout 60 "$runner" run experiments/quickstart.yaml
 expect_output "rank 0: MASTER_ADDR 'no-such-node-r7' (from SLURM_NODELIST) does not resolve"
 
+# --config-dir: a resolved copy saved elsewhere (RUN/config.yaml, a sweep's SLURM point file)
+# finds its relative paths against the folder named; without it, against its own folder.
+if [ -d /usr/share/datasets/fashion-mnist ]; then
+  mkdir -p "$tmp/exp" "$tmp/copies"
+  ln -sfn /usr/share/datasets/fashion-mnist "$tmp/exp/fm"
+  sed 's|root: .*|root: fm|' experiments/quickstart.yaml >"$tmp/copies/relative.yaml"
+  expect_exit 1 "$runner" run "$tmp/copies/relative.yaml" --dry-run
+  expect_output "copies/fm"
+  expect_exit 0 "$runner" run "$tmp/copies/relative.yaml" --config-dir "$tmp/exp" --dry-run
+  expect_exit 2 "$runner" run "$tmp/copies/relative.yaml" --config-dir "$tmp/no_such_dir" --dry-run
+  expect_output "--config-dir $tmp/no_such_dir: no such folder"
+fi
+
 finish
