@@ -1,12 +1,14 @@
 #include "sweep/slurm_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -70,8 +72,11 @@ json read_jobs(const SweepBook& book) {
 }
 
 // State of every array task of the recorded jobs SLURM still knows: point id -> state.
-// squeue forgets finished jobs after MinJobAge; those points then read as ended.
-std::map<std::string, std::string> task_states(const SweepBook& book, const json& jobs) {
+// squeue forgets finished jobs after MinJobAge; those points then read as ended. nullopt (and
+// squeue's words in `problem`) when squeue could not answer (a busy or restarting slurmctld).
+std::optional<std::map<std::string, std::string>> task_states(const SweepBook& book,
+                                                              const json& jobs,
+                                                              std::string& problem) {
   std::map<std::string, std::string> states;
   if (jobs.empty()) return states;
   std::string ids;
@@ -82,6 +87,12 @@ std::map<std::string, std::string> task_states(const SweepBook& book, const json
     throw Error(
         "runner sweep: squeue is not installed here: run the sweep where SLURM's "
         "commands are (a login node)");
+  if (r.exit_code != 0) {
+    // A single forgotten job id is an error to squeue; it only means that job is long over.
+    if (r.output.find("Invalid job id") != std::string::npos) return states;
+    problem = r.output.substr(0, r.output.find('\n'));
+    return std::nullopt;
+  }
   // Later submissions of the same point come later in jobs: they win.
   std::map<std::string, size_t> job_order;
   for (size_t k = 0; k < jobs.size(); ++k) job_order[jobs[k].at("job").get<std::string>()] = k;
@@ -115,10 +126,22 @@ std::string log_of(const SweepBook& book, const std::string& job, size_t i) {
   return (slurm_dir(book) / "logs" / fmt::format("{}_{}.out", job, i)).string();
 }
 
+// How long a task that ended well may take to show its summary.json here: a shared
+// filesystem (NFS) may cache a folder's listing for tens of seconds.
+constexpr auto kResultGrace = std::chrono::seconds(60);
+using GraceClock = std::chrono::steady_clock;
+
 // Rows from the folders and SLURM's states: done, queued/running, failed (ended without a
-// result) or pending (never submitted). Returns how many are still queued or running.
-size_t refresh_rows(SweepBook& book, const json& jobs) {
-  const auto states = task_states(book, jobs);
+// result) or pending (never submitted). Returns how many are still queued or running, or
+// nullopt when squeue could not answer (rows unchanged). With `grace` (while waiting), a task
+// that ended without a failure but whose summary.json is not visible yet counts as running
+// for kResultGrace.
+std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
+                                   std::map<std::string, GraceClock::time_point>* grace,
+                                   std::string& problem) {
+  const auto known = task_states(book, jobs, problem);
+  if (!known) return std::nullopt;
+  const auto& states = *known;
   const auto submitted = latest_job(jobs);
   size_t active = 0;
   for (size_t i = 0; i < book.rows().size(); ++i) {
@@ -152,7 +175,16 @@ size_t refresh_rows(SweepBook& book, const json& jobs) {
       reason = "ended as " + how;
     std::ifstream code_in(exit_file(book, i));
     int code = 0;
-    if (code_in >> code) reason += (reason.empty() ? "" : ", ") + fmt::format("exit code {}", code);
+    const bool has_code = static_cast<bool>(code_in >> code);
+    if (grace && (how.empty() || how == "COMPLETED") && (!has_code || code == 0)) {
+      const auto first = grace->emplace(row.id, GraceClock::now()).first->second;
+      if (GraceClock::now() - first < kResultGrace) {
+        row.status = "running";
+        ++active;
+        continue;
+      }
+    }
+    if (has_code) reason += (reason.empty() ? "" : ", ") + fmt::format("exit code {}", code);
     if (reason.empty()) reason = "ended without a result (cancelled or killed)";
     const std::string line = last_error_line(tail_of_file(row.log_path));
     if (!line.empty() && how != "CANCELLED") reason += ": " + line;
@@ -254,7 +286,12 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
   fs::create_directories(slurm_dir(book) / "exit");
   json jobs = read_jobs(book);
   book.take_earlier_results(options.summary_only ? "done" : "done (earlier run)");
-  size_t active = refresh_rows(book, jobs);
+  std::string problem;
+  const auto first_look = refresh_rows(book, jobs, nullptr, problem);
+  if (!first_look)
+    throw Error("runner sweep: squeue could not say which points still run: " + problem +
+                "; try again in a moment");
+  size_t active = *first_look;
 
   if (!options.summary_only) {
     // Resubmit what neither finished nor is still queued or running.
@@ -324,11 +361,19 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
     ::sigaction(SIGINT, &action, &old_int);
     ::sigaction(SIGTERM, &action, &old_term);
     std::map<std::string, std::string> shown;
+    std::map<std::string, GraceClock::time_point> grace;
     while (active > 0 && !g_stop_waiting) {
       for (int k = 0; k < static_cast<int>(options.poll_seconds * 10) && !g_stop_waiting; ++k)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (g_stop_waiting) break;
-      active = refresh_rows(book, jobs);
+      const auto now_active = refresh_rows(book, jobs, &grace, problem);
+      if (!now_active) {  // slurmctld busy: ask again at the next poll
+        if (!problem.empty())
+          std::cout << fmt::format("sweep {}: squeue: {} (asking again)\n", sweep.name, problem);
+        problem.clear();
+        continue;
+      }
+      active = *now_active;
       for (const auto& row : book.rows()) {
         if (shown[row.id] == row.status) continue;
         shown[row.id] = row.status;
