@@ -82,36 +82,54 @@ bool mentions_error(const std::string& line) {
          lower.find("out of memory") != std::string::npos;
 }
 
-}  // namespace
-
-ChildExit run_child(const std::string& executable, const std::vector<std::string>& args,
-                    size_t tail_lines) {
-  int fds[2];
-  if (::pipe(fds) != 0)
-    throw Error(std::string("runner sweep: cannot create a pipe: ") + std::strerror(errno));
-  std::vector<std::string> argv_text = {executable};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
+// Starts argv[0] (looked up in PATH) with `args`, its stdout and stderr on `output_fd`;
+// returns its pid. The child execs at once: nothing else runs in the forked copy.
+pid_t start_with_output(const std::vector<std::string>& argv_text, int output_fd) {
+  std::vector<std::string> text = argv_text;
   std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
+  for (auto& a : text) argv.push_back(a.data());
   argv.push_back(nullptr);
-
   std::cout.flush();
   const pid_t pid = ::fork();
   if (pid < 0)
     throw Error(std::string("runner sweep: cannot start a child process: ") + std::strerror(errno));
   if (pid == 0) {
-    // Exec at once: nothing else runs in the forked copy.
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::dup2(fds[1], STDERR_FILENO);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execv(argv[0], argv.data());
+    ::dup2(output_fd, STDOUT_FILENO);
+    ::dup2(output_fd, STDERR_FILENO);
+    ::execvp(argv[0], argv.data());
     const std::string msg =
-        "runner sweep: cannot run " + executable + ": " + std::strerror(errno) + "\n";
+        "runner sweep: cannot run " + text[0] + ": " + std::strerror(errno) + "\n";
     (void)!::write(STDERR_FILENO, msg.data(), msg.size());
     ::_exit(127);
   }
+  return pid;
+}
+
+// Starts argv with its stdout and stderr into a pipe; returns the pid and the pipe's read end.
+// The pipe's ends close in the child at exec (only its dup2'd copies stay open there).
+std::pair<pid_t, int> start_piped(const std::vector<std::string>& argv) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(std::string("runner sweep: cannot create a pipe: ") + std::strerror(errno));
+  pid_t pid;
+  try {
+    pid = start_with_output(argv, fds[1]);
+  } catch (...) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw;
+  }
   ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+}  // namespace
+
+ChildExit run_child(const std::string& executable, const std::vector<std::string>& args,
+                    size_t tail_lines) {
+  std::vector<std::string> argv = {executable};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto [pid, read_end] = start_piped(argv);
   g_interrupted = 0;
   g_child_pid = pid;
   ForwardSignals forward;
@@ -120,7 +138,7 @@ ChildExit run_child(const std::string& executable, const std::vector<std::string
   std::string partial;
   char buffer[4096];
   for (;;) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    const ssize_t n = ::read(read_end, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     std::cout.write(buffer, n);
@@ -134,7 +152,7 @@ ChildExit run_child(const std::string& executable, const std::vector<std::string
     }
   }
   if (!partial.empty()) tail.push_back(without_ansi(partial));
-  ::close(fds[0]);
+  ::close(read_end);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -153,25 +171,14 @@ int start_logged_child(const std::string& executable, const std::vector<std::str
   if (log < 0)
     throw Error("runner sweep: cannot write " + log_path + ": " + std::strerror(errno) +
                 "; check the sweep's output folder");
-  std::vector<std::string> argv_text = {executable};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  std::vector<std::string> argv = {executable};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_t pid;
+  try {
+    pid = start_with_output(argv, log);
+  } catch (...) {
     ::close(log);
-    throw Error(std::string("runner sweep: cannot start a child process: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    ::dup2(log, STDOUT_FILENO);
-    ::dup2(log, STDERR_FILENO);
-    ::execv(argv[0], argv.data());
-    const std::string msg =
-        "runner sweep: cannot run " + executable + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
-    ::_exit(127);
+    throw;
   }
   ::close(log);
   return pid;
@@ -201,38 +208,17 @@ int wait_for_any_child(const std::vector<int>& running, const std::vector<std::s
   return pid;
 }
 
-CommandResult run_command(const std::vector<std::string>& argv_in) {
-  int fds[2];
-  if (::pipe(fds) != 0)
-    throw Error(std::string("runner sweep: cannot create a pipe: ") + std::strerror(errno));
-  std::vector<std::string> argv_text = argv_in;
-  std::vector<char*> argv;
-  for (auto& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  const pid_t pid = ::fork();
-  if (pid < 0)
-    throw Error(std::string("runner sweep: cannot start a child process: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::dup2(fds[1], STDERR_FILENO);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execvp(argv[0], argv.data());
-    const std::string msg = std::string(argv[0]) + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
+CommandResult run_command(const std::vector<std::string>& argv) {
+  const auto [pid, read_end] = start_piped(argv);
   CommandResult result;
   char buffer[4096];
   for (;;) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+    const ssize_t n = ::read(read_end, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     result.output.append(buffer, static_cast<size_t>(n));
   }
-  ::close(fds[0]);
+  ::close(read_end);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
