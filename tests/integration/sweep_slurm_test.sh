@@ -102,7 +102,10 @@ for i in $(seq 150); do
   squeue --noheader --array --jobs="$job" --format="%K %T" | grep -q "^1 RUNNING" && break
   sleep 0.2
 done
-sleep 1
+# Running the same sweep locally while SLURM still runs a point would share its folder: refused.
+expect_exit 2 "$RUNNER" sweep cancel.yaml --executor local
+expect_output "still queued or running in SLURM ("
+expect_output "(job $job)"
 scancel "${job}_1"
 expect_exit 1 "$RUNNER" sweep cancel.yaml --summary --wait
 C=out_cancel/cancel/summary.csv

@@ -221,6 +221,26 @@ extern "C" void on_wait_signal(int) { g_stop_waiting = 1; }
 
 }  // namespace
 
+bool submitted_to_slurm(const SweepBook& book) { return fs::exists(slurm_dir(book) / "jobs.json"); }
+
+std::vector<std::string> points_active_in_slurm(const SweepBook& book) {
+  const json jobs = read_jobs(book);
+  std::string problem;
+  std::optional<std::map<std::string, std::string>> states;
+  try {
+    states = task_states(book, jobs, problem);
+  } catch (const Error&) {
+    return {};  // no squeue here: nothing we can see runs
+  }
+  std::vector<std::string> active;
+  if (!states) return active;
+  const auto submitted = latest_job(jobs);
+  for (const auto& [id, state] : *states)
+    if (kActiveStates.count(state))
+      active.push_back(id + " (job " + (submitted.count(id) ? submitted.at(id) : "?") + ")");
+  return active;
+}
+
 std::vector<std::string> sbatch_options(const SweepBook& book) {
   const json& slurm = book.sweep().doc.at("slurm");
   PointShape largest;

@@ -25,6 +25,12 @@ struct SlurmExecutorOptions {
 /// Returns 0 when nothing failed, 1 when a point failed, 130 when waiting was interrupted.
 int run_slurm(SweepBook& book, const SlurmExecutorOptions& options);
 
+/// Whether this sweep's folder records SLURM submissions (slurm/jobs.json).
+bool submitted_to_slurm(const SweepBook& book);
+/// Points of this sweep still queued or running in SLURM, as "id (job J)"; empty when none, or
+/// when SLURM's commands are not installed here.
+std::vector<std::string> points_active_in_slurm(const SweepBook& book);
+
 /// The batch script of the array: a `case` on SLURM_ARRAY_TASK_ID picks the point (task i is
 /// point i); `sbatch_options` are its #SBATCH lines' options. Exposed for tests.
 std::string array_script(const SweepBook& book, const std::vector<std::string>& sbatch_options,

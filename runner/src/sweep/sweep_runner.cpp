@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/error.hpp"
 #include "sweep/local_executor.hpp"
 #include "sweep/slurm_executor.hpp"
 #include "sweep/sweep_book.hpp"
@@ -20,7 +21,21 @@ std::string sweep_dir(const config::Sweep& sweep) {
 int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
   SweepBook book(sweep);
   std::filesystem::create_directories(book.dir());
-  const std::string executor = options.executor.empty() ? sweep.executor : options.executor;
+  std::string executor = options.executor.empty() ? sweep.executor : options.executor;
+  // --summary of a sweep submitted with --executor slurm reads SLURM's states too.
+  if (options.summary_only && options.executor.empty() && submitted_to_slurm(book))
+    executor = "slurm";
+  if (executor == "local" && !options.summary_only && submitted_to_slurm(book)) {
+    // Running points here that SLURM still runs would write into the same folders.
+    const auto active = points_active_in_slurm(book);
+    if (!active.empty())
+      throw ConfigError(fmt::format(
+          "runner sweep: {} point(s) of sweep {} are still queued or running in SLURM ({}{}): "
+          "follow them with 'runner sweep {} --executor slurm --summary --wait', or scancel "
+          "the job first",
+          active.size(), sweep.name, active.front(), active.size() > 1 ? ", ..." : "",
+          options.sweep_file));
+  }
   const int parallel = options.parallel > 0 ? options.parallel : sweep.parallel;
   if (executor == "slurm") {
     SlurmExecutorOptions slurm;
