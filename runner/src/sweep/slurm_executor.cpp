@@ -407,9 +407,10 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
     if (g_stop_waiting) {
       book.write_summary();
       std::cout << fmt::format(
-          "sweep {}: stopped waiting; the SLURM job keeps running. Later: runner sweep {} "
-          "--summary (or scancel it)\n",
-          sweep.name, options.sweep_file);
+          "sweep {}: stopped waiting; SLURM job {} keeps running. Later: runner sweep {} "
+          "--summary (or scancel {})\n",
+          sweep.name, jobs.back().at("job").get<std::string>(), options.sweep_file,
+          jobs.back().at("job").get<std::string>());
       return 130;
     }
   }
