@@ -148,10 +148,21 @@ if [ "$seq_metrics" != "$par_metrics" ] || [ "$(grep -c ' done$' <<<"$par_metric
   failures=$((failures + 1))
 fi
 [ "$(ls out_par/four_par/*/output.log | wc -l)" = 4 ] || { echo "FAIL: each parallel point should have its output.log"; failures=$((failures + 1)); }
+# The points really ran side by side: some two runs' lifetimes (env.json written at the start,
+# summary.json at the end) overlap; one after another, none do.
+overlaps() {
+  /usr/bin/python3 - "$@" <<'PY'
+import os, sys
+spans = [(os.stat(d + "/env.json").st_mtime, os.stat(d + "/summary.json").st_mtime) for d in sys.argv[1:]]
+print(sum(1 for i, a in enumerate(spans) for b in spans[i + 1:] if a[0] < b[1] and b[0] < a[1]))
+PY
+}
+[ "$(overlaps out_par/four_par/0*)" -ge 1 ] || { echo "FAIL: --parallel 2 ran no two points at once"; failures=$((failures + 1)); }
+[ "$(overlaps out_seq/four_seq/0*)" = 0 ] || { echo "FAIL: a sequential sweep ran points at once"; failures=$((failures + 1)); }
 # Threads are split: 2 points at once on this machine's cores, each left at threads 0.
 printf 'base: base.yaml\noutput: out_threads\nparallel: 2\nset: {launch.threads_per_process: 0}\npoints:\n  - {train.batch_size: 32}\n  - {train.batch_size: 64}\n' >threads.yaml
 expect_exit 0 "$RUNNER" sweep threads.yaml
-want=$(( $(nproc) / 2 )); [ "$want" -ge 1 ] || want=1
+want=$(( $(env -u OMP_NUM_THREADS nproc) / 2 )); [ "$want" -ge 1 ] || want=1
 for f in out_threads/threads/*/env.json; do
   grep -qE "\"torch_threads\": $want,?\$" "$f" || { echo "FAIL: $f: expected $want threads per point: $(grep torch_threads "$f")"; failures=$((failures + 1)); }
 done
@@ -221,6 +232,9 @@ printf 'base: base.yaml\nsearch: random\ntrials: 2\ngrid: {train.batch_size: [8]
 expect_exit 2 "$RUNNER" sweep badrandom.yaml
 expect_output "badrandom.yaml:4:1: grid: search: random draws its points from distributions"
 [ "$(wc -l <<<"$out")" = 1 ] || { echo "FAIL: one error line expected: $out"; failures=$((failures + 1)); }
+printf 'base: base.yaml\nseed: 3\ngrid: {train.batch_size: [8]}\n' >gridseed.yaml
+expect_exit 2 "$RUNNER" sweep gridseed.yaml
+expect_output "gridseed.yaml:2:1: seed: only search: random reads it"
 expect_exit 2 "$RUNNER" sweep tiny.yaml --executor kubernetes
 expect_output "--executor kubernetes: expected local or slurm"
 

@@ -62,9 +62,9 @@ int command_sweep(const Args& args) {
   }
   if (cl.has("parallel")) {
     options.parallel = cl.get<int>("parallel");
-    if (options.parallel < 1)
+    if (options.parallel < 1 || options.parallel > 256)
       throw ConfigError("runner sweep: --parallel " + std::to_string(options.parallel) +
-                        ": expected 1 or more points at once");
+                        ": expected 1 to 256 points at once");
   }
   options.wait = cl.has("wait");
   options.summary_only = cl.has("summary");
@@ -77,7 +77,10 @@ int command_sweep(const Args& args) {
   }
   options.executable = launch::self_executable();
   options.sweep_file = files[0];
-  options.gpu_count = static_cast<int>(torch::cuda::device_count());
+  // Only a local run hands out GPUs (a login node running sbatch need not touch CUDA).
+  const std::string executor = options.executor.empty() ? s.executor : options.executor;
+  if (executor == "local" && !options.summary_only)
+    options.gpu_count = static_cast<int>(torch::cuda::device_count());
   return sweep::run_sweep(s, options);
 }
 

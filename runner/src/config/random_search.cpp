@@ -45,14 +45,19 @@ json draw(const json& distribution, Draws& draws) {
     const int64_t span = hi >= lo ? hi - lo + 1 : lo - hi + 1;
     return std::min(lo, hi) + static_cast<int64_t>(u * static_cast<double>(span));
   }
+  // Rounding may step past an end of a narrow range: the value stays inside it.
+  const auto inside = [](double v, double a, double b) {
+    return std::clamp(v, std::min(a, b), std::max(a, b));
+  };
   if (distribution.contains("loguniform")) {
-    const double lo = std::log(distribution.at("loguniform").at(0).get<double>());
-    const double hi = std::log(distribution.at("loguniform").at(1).get<double>());
-    return four_digits(std::exp(lo + u * (hi - lo)));
+    const double a = distribution.at("loguniform").at(0).get<double>();
+    const double b = distribution.at("loguniform").at(1).get<double>();
+    const double lo = std::log(a), hi = std::log(b);
+    return inside(four_digits(std::exp(lo + u * (hi - lo))), a, b);
   }
-  const double lo = distribution.at("uniform").at(0).get<double>();
-  const double hi = distribution.at("uniform").at(1).get<double>();
-  return four_digits(lo + u * (hi - lo));
+  const double a = distribution.at("uniform").at(0).get<double>();
+  const double b = distribution.at("uniform").at(1).get<double>();
+  return inside(four_digits(a + u * (b - a)), a, b);
 }
 
 }  // namespace

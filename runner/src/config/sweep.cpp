@@ -69,7 +69,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   validate_against_schema(sweep.doc, schema, marks, "", issues);
   // Keys of the other search: the schema could only say "should not validate" here.
   const bool random = sweep.doc.value("search", "grid") == "random";
-  for (const char* key : {"trials", "distributions"})
+  for (const char* key : {"trials", "distributions", "seed"})
     if (!random && sweep.doc.contains(key))
       issues.push_back({marks.key_mark(std::string("/") + key), key,
                         "only search: random reads it: add `search: random` or remove it"});
@@ -91,7 +91,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   sweep.base_path = base.string();
   sweep.search = sweep.doc.at("search").get<std::string>();
   sweep.executor = sweep.doc.at("executor").get<std::string>();
-  sweep.parallel = sweep.doc.at("parallel").get<int>();
+  sweep.parallel = sweep.doc.value("parallel", 0);
 
   // Grid combinations in the order the file writes the keys (first key slowest), or random
   // draws, crossed with explicit points. JSON objects are sorted, so the order comes from the

@@ -20,7 +20,7 @@ struct Sweep {
   std::string path, name, base_path, output;
   std::string search = "grid";     ///< grid or random
   std::string executor = "local";  ///< local or slurm (the file's; the CLI may override)
-  int parallel = 1;                ///< points at once (the file's; the CLI may override)
+  int parallel = 0;                ///< points at once (the file's, 0: unset; the CLI may override)
   nlohmann::json doc;              ///< validated sweep file, defaults filled
   std::vector<SweepPoint> points;
 };

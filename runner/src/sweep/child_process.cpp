@@ -20,37 +20,22 @@ namespace {
 
 volatile sig_atomic_t g_child_pid = 0;
 volatile sig_atomic_t g_interrupted = 0;
-// Children running side by side (start_logged_child): a signal goes to each.
+// Children running side by side (start_logged_child), one per slot (0: free): a signal goes
+// to each.
 constexpr int kMaxChildren = 256;
 volatile sig_atomic_t g_children[kMaxChildren] = {};
-volatile sig_atomic_t g_child_count = 0;
 
 extern "C" void on_sweep_signal(int signo) {
   g_interrupted = 1;
   if (g_child_pid > 0) ::kill(static_cast<pid_t>(g_child_pid), signo);
-  for (int i = 0; i < g_child_count; ++i)
+  for (int i = 0; i < kMaxChildren; ++i)
     if (g_children[i] > 0) ::kill(static_cast<pid_t>(g_children[i]), signo);
 }
 
-// Passes SIGINT/SIGTERM on while it lives.
-class ForwardSignals {
- public:
-  ForwardSignals() {
-    struct sigaction action {};
-    action.sa_handler = on_sweep_signal;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &old_int_);
-    ::sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~ForwardSignals() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-  }
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
+void forget_child(pid_t pid) {
+  for (int i = 0; i < kMaxChildren; ++i)
+    if (g_children[i] == pid) g_children[i] = 0;
+}
 
 void fill_exit(int status, ChildExit& result) {
   if (WIFSIGNALED(status)) {
@@ -89,6 +74,7 @@ pid_t start_with_output(const std::vector<std::string>& argv_text, int output_fd
   std::vector<char*> argv;
   for (auto& a : text) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const std::string failure = "runner sweep: cannot run " + text[0] + ": ";
   std::cout.flush();
   const pid_t pid = ::fork();
   if (pid < 0)
@@ -97,9 +83,11 @@ pid_t start_with_output(const std::vector<std::string>& argv_text, int output_fd
     ::dup2(output_fd, STDOUT_FILENO);
     ::dup2(output_fd, STDERR_FILENO);
     ::execvp(argv[0], argv.data());
-    const std::string msg =
-        "runner sweep: cannot run " + text[0] + ": " + std::strerror(errno) + "\n";
-    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    // No allocation after fork (another thread may hold the allocator's lock): write pieces.
+    const char* reason = std::strerror(errno);
+    (void)!::write(STDERR_FILENO, failure.data(), failure.size());
+    (void)!::write(STDERR_FILENO, reason, std::strlen(reason));
+    (void)!::write(STDERR_FILENO, "\n", 1);
     ::_exit(127);
   }
   return pid;
@@ -125,14 +113,30 @@ std::pair<pid_t, int> start_piped(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+InterruptForwarding::InterruptForwarding() {
+  g_interrupted = 0;
+  struct sigaction action {};
+  action.sa_handler = on_sweep_signal;
+  action.sa_flags = SA_RESTART;  // reads, writes and waits go on; the children's ends end them
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, &old_int_);
+  ::sigaction(SIGTERM, &action, &old_term_);
+}
+
+InterruptForwarding::~InterruptForwarding() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+bool InterruptForwarding::interrupted() const { return g_interrupted != 0; }
+
 ChildExit run_child(const std::string& executable, const std::vector<std::string>& args,
                     size_t tail_lines) {
   std::vector<std::string> argv = {executable};
   argv.insert(argv.end(), args.begin(), args.end());
   const auto [pid, read_end] = start_piped(argv);
-  g_interrupted = 0;
+  InterruptForwarding forward;
   g_child_pid = pid;
-  ForwardSignals forward;
 
   std::deque<std::string> tail;
   std::string partial;
@@ -181,25 +185,23 @@ int start_logged_child(const std::string& executable, const std::vector<std::str
     throw;
   }
   ::close(log);
+  int slot = 0;
+  while (slot < kMaxChildren && g_children[slot] != 0) ++slot;
+  if (slot < kMaxChildren) g_children[slot] = pid;
+  // A signal that came before the slot was filled did not reach this child: pass it on now.
+  if (g_interrupted) ::kill(pid, SIGTERM);
   return pid;
 }
 
 int wait_for_any_child(const std::vector<int>& running, const std::vector<std::string>& log_paths,
                        ChildExit& exit) {
   if (running.empty()) return -1;
-  g_child_count = 0;
-  for (int pid : running)
-    if (g_child_count < kMaxChildren) g_children[g_child_count++] = pid;
-  g_interrupted = 0;
   int status = 0;
   pid_t pid;
-  {
-    ForwardSignals forward;
-    while ((pid = ::waitpid(-1, &status, 0)) < 0 && errno == EINTR) {
-    }
-    g_child_count = 0;
+  while ((pid = ::waitpid(-1, &status, 0)) < 0 && errno == EINTR) {
   }
   if (pid < 0) return -1;
+  forget_child(pid);
   exit = ChildExit{};
   exit.interrupted = g_interrupted != 0;
   fill_exit(status, exit);

@@ -2,10 +2,27 @@
 // Running one command as a child process, its output streamed to ours and its tail kept, so a
 // sweep can say why a point failed. Torch-free.
 
+#include <csignal>
 #include <string>
 #include <vector>
 
 namespace runner::sweep {
+
+/// While it lives, SIGINT and SIGTERM sent to us are passed on to the running children (of
+/// run_child and start_logged_child) instead of ending us, and remembered.
+class InterruptForwarding {
+ public:
+  InterruptForwarding();
+  ~InterruptForwarding();
+  InterruptForwarding(const InterruptForwarding&) = delete;
+  InterruptForwarding& operator=(const InterruptForwarding&) = delete;
+  /// Whether a SIGINT or SIGTERM came since it was made.
+  bool interrupted() const;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 /// How a child ended.
 struct ChildExit {
@@ -28,8 +45,8 @@ int start_logged_child(const std::string& executable, const std::vector<std::str
                        const std::string& log_path);
 
 /// Waits for one of the children started by start_logged_child to end; fills `exit` (its tail
-/// read from its log) and returns its pid, or -1 when none is left. While waiting, SIGINT and
-/// SIGTERM sent to us are passed on to every child in `running` and set `exit.interrupted`.
+/// read from its log) and returns its pid, or -1 when none is left (waitpid's errno set).
+/// Signals: hold an InterruptForwarding around the children's whole lives.
 int wait_for_any_child(const std::vector<int>& running, const std::vector<std::string>& log_paths,
                        ChildExit& exit);
 

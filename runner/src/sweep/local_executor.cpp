@@ -2,6 +2,10 @@
 
 #include <sys/types.h>
 
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -10,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/world_env.hpp"
 #include "runner/error.hpp"
 #include "sweep/gpu_pool.hpp"
 
@@ -25,7 +30,8 @@ struct PointNeeds {
   std::vector<std::string> overrides;  ///< threads / port settings for running side by side
 };
 
-PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options) {
+PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options,
+                    int points_at_once) {
   const auto e = config::load_sweep_point(book.sweep(), book.sweep().points[i]);
   const auto& launch = e.doc.at("launch");
   const std::string device = launch.at("device").get<std::string>();
@@ -43,7 +49,7 @@ PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions&
           "lower launch.num_processes or run the sweep with --executor slurm",
           book.sweep().points[i].id, needs.gpus, options.gpu_count));
   } else if (launch.at("threads_per_process").get<int>() == 0) {
-    const int threads = std::max(1, options.cpu_cores / (options.parallel * local_ranks));
+    const int threads = std::max(1, options.cpu_cores / (points_at_once * local_ranks));
     needs.overrides.push_back("launch.threads_per_process=" + std::to_string(threads));
   }
   return needs;
@@ -86,8 +92,10 @@ int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
 int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
                      const LocalExecutorOptions& options) {
   const auto& sweep = book.sweep();
+  // Cores are shared by the points that really run at once (fewer than N near the end).
+  const int at_once = std::min(options.parallel, static_cast<int>(todo.size()));
   std::vector<PointNeeds> needs(book.rows().size());
-  for (size_t i : todo) needs[i] = needs_of(book, i, options);  // may refuse before any runs
+  for (size_t i : todo) needs[i] = needs_of(book, i, options, at_once);  // may refuse first
 
   struct Running {
     size_t point;
@@ -99,8 +107,11 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
   GpuPool pool(options.gpu_count);
   std::deque<size_t> waiting(todo.begin(), todo.end());
   std::vector<Running> running;
+  // A signal between two waits must stop the points too, not just end the sweep.
+  InterruptForwarding forward;
   bool interrupted = false;
   for (;;) {
+    interrupted = interrupted || forward.interrupted();
     // Start points in order while a slot (and their GPUs) are free.
     while (!interrupted && !waiting.empty() &&
            static_cast<int>(running.size()) < options.parallel) {
@@ -139,7 +150,15 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
     }
     ChildExit exit;
     const int pid = wait_for_any_child(pids, logs, exit);
-    if (pid < 0) break;
+    if (pid < 0) {
+      // Lost track of them (SIGCHLD ignored, say): say so rather than call them done.
+      const std::string why =
+          std::string("lost track of the point's process (waitpid: ") + std::strerror(errno) + ")";
+      for (const auto& r : running) book.record_failure(r.point, why);
+      running.clear();
+      book.write_summary();
+      break;
+    }
     interrupted = interrupted || exit.interrupted;
     const auto it = std::find_if(running.begin(), running.end(),
                                  [&](const Running& r) { return r.pid == pid; });
@@ -174,6 +193,32 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
 
 int run_local(SweepBook& book, const LocalExecutorOptions& options) {
   const auto& sweep = book.sweep();
+  // Points are this machine's own runs: never ranks of a world we were started in (a sweep
+  // inside a SLURM allocation or under torchrun), and we wait for them ourselves.
+  for (const char* name : {"RANK",
+                           "WORLD_SIZE",
+                           "LOCAL_RANK",
+                           "LOCAL_WORLD_SIZE",
+                           "GROUP_RANK",
+                           "MASTER_ADDR",
+                           "MASTER_PORT",
+                           "TORCHELASTIC_USE_AGENT_STORE",
+                           "TORCHELASTIC_RESTART_COUNT",
+                           "SLURM_PROCID",
+                           "SLURM_NTASKS",
+                           "SLURM_LOCALID",
+                           "SLURM_NODEID",
+                           "SLURM_NTASKS_PER_NODE",
+                           "SLURM_STEP_NODELIST",
+                           "OMPI_COMM_WORLD_RANK",
+                           "OMPI_COMM_WORLD_SIZE",
+                           "OMPI_COMM_WORLD_LOCAL_RANK",
+                           "OMPI_COMM_WORLD_LOCAL_SIZE",
+                           "OMPI_COMM_WORLD_NODE_RANK",
+                           launch::kLaunchedByRunnerVar,
+                           launch::kLauncherStoreVar})
+    ::unsetenv(name);
+  ::signal(SIGCHLD, SIG_DFL);
   std::vector<size_t> todo;
   for (size_t i = 0; i < book.rows().size(); ++i) {
     if (book.rows()[i].status == "done (earlier run)")

@@ -26,10 +26,12 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// SLURM job states that may still produce a result.
-const std::set<std::string> kActiveStates = {
-    "PENDING",     "RUNNING",      "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
-    "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING",    "SIGNALING",  "STAGE_OUT", "RESV_DEL_HOLD"};
+// SLURM job states after which a task does nothing more; any other state (PENDING, RUNNING,
+// SUSPENDED, STOPPED, REQUEUED, SPECIAL_EXIT, ...) may still run and write its folder.
+const std::set<std::string> kEndedStates = {"COMPLETED",     "FAILED",    "CANCELLED", "TIMEOUT",
+                                            "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE",
+                                            "PREEMPTED",     "REVOKED"};
+bool is_active(const std::string& state) { return !kEndedStates.count(state); }
 
 std::string quoted(const std::string& text) {
   std::string out = "'";
@@ -47,14 +49,29 @@ fs::path exit_file(const SweepBook& book, size_t i) {
 
 struct PointShape {
   int nodes = 1, ranks_per_node = 1;
-  bool cuda = false;
+  std::string device = "auto";
 };
 
 PointShape shape_of(const SweepBook& book, size_t i) {
   const auto e = config::load_sweep_point(book.sweep(), book.sweep().points[i]);
   const auto& launch = e.doc.at("launch");
   return {launch.at("nnodes").get<int>(), launch.at("num_processes").get<int>(),
-          launch.at("device").get<std::string>() == "cuda"};
+          launch.at("device").get<std::string>()};
+}
+
+// sbatch reads "%" in --output as a pattern: a literal one is "%%".
+std::string escape_percent(const std::string& path) {
+  std::string out;
+  for (char c : path) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
+// Several lines of a tool's output as one: "a; b".
+std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("; ") : std::string(1, c);
+  return out;
 }
 
 // The front program beside runner-engine sets libgomp's environment before libtorch loads.
@@ -90,7 +107,7 @@ std::optional<std::map<std::string, std::string>> task_states(const SweepBook& b
   if (r.exit_code != 0) {
     // A single forgotten job id is an error to squeue; it only means that job is long over.
     if (r.output.find("Invalid job id") != std::string::npos) return states;
-    problem = r.output.substr(0, r.output.find('\n'));
+    problem = one_line(r.output);
     return std::nullopt;
   }
   // Later submissions of the same point come later in jobs: they win.
@@ -98,16 +115,18 @@ std::optional<std::map<std::string, std::string>> task_states(const SweepBook& b
   for (size_t k = 0; k < jobs.size(); ++k) job_order[jobs[k].at("job").get<std::string>()] = k;
   std::map<std::string, size_t> state_job;
   std::istringstream lines(r.output);
-  std::string job, task, state;
-  while (lines >> job >> task >> state) {
-    if (!job_order.count(job)) continue;
+  std::string line;
+  while (std::getline(lines, line)) {
+    // "<array job> <task index> <state>"; a state may carry words ("CANCELLED by 0").
+    std::istringstream fields(line);
+    std::string job, task, state;
+    if (!(fields >> job >> task >> state) || !job_order.count(job)) continue;
     char* end = nullptr;
     const long index = std::strtol(task.c_str(), &end, 10);
     if (*end != '\0' || index < 0 || static_cast<size_t>(index) >= book.rows().size()) continue;
     const std::string& id = book.sweep().points[static_cast<size_t>(index)].id;
     if (state_job.count(id) && state_job[id] > job_order[job]) continue;
-    // "CANCELLED by 0" reads as CANCELLED.
-    states[id] = state.substr(0, state.find(' '));
+    states[id] = state;
     state_job[id] = job_order[job];
   }
   return states;
@@ -133,12 +152,13 @@ using GraceClock = std::chrono::steady_clock;
 
 // Rows from the folders and SLURM's states: done, queued/running, failed (ended without a
 // result) or pending (never submitted). Returns how many are still queued or running, or
-// nullopt when squeue could not answer (rows unchanged). With `grace` (while waiting), a task
-// that ended without a failure but whose summary.json is not visible yet counts as running
-// for kResultGrace.
+// nullopt when squeue could not answer (rows unchanged). A task that ended without a failure
+// but whose summary.json is not visible here yet counts as running for kResultGrace from the
+// first time `grace` saw it; one squeue no longer lists (`waiting` only) likewise, since a
+// plain rerun must not resubmit, and so delete, a point that finished a moment ago.
 std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
-                                   std::map<std::string, GraceClock::time_point>* grace,
-                                   std::string& problem) {
+                                   std::map<std::string, GraceClock::time_point>& grace,
+                                   bool waiting, std::string& problem) {
   const auto known = task_states(book, jobs, problem);
   if (!known) return std::nullopt;
   const auto& states = *known;
@@ -149,8 +169,7 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     if (row.finished() || row.status == "failed") continue;
     const fs::path summary = book.run_dir(i) / "summary.json";
     const auto state = states.find(row.id);
-    const bool is_active = state != states.end() && kActiveStates.count(state->second);
-    if (is_active) {
+    if (state != states.end() && is_active(state->second)) {
       row.status = state->second == "PENDING" ? "queued" : "running";
       ++active;
       continue;
@@ -176,8 +195,8 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     std::ifstream code_in(exit_file(book, i));
     int code = 0;
     const bool has_code = static_cast<bool>(code_in >> code);
-    if (grace && (how.empty() || how == "COMPLETED") && (!has_code || code == 0)) {
-      const auto first = grace->emplace(row.id, GraceClock::now()).first->second;
+    if ((how == "COMPLETED" || (how.empty() && waiting)) && (!has_code || code == 0)) {
+      const auto first = grace.emplace(row.id, GraceClock::now()).first->second;
       if (GraceClock::now() - first < kResultGrace) {
         row.status = "running";
         ++active;
@@ -232,11 +251,15 @@ std::vector<std::string> points_active_in_slurm(const SweepBook& book) {
   } catch (const Error&) {
     return {};  // no squeue here: nothing we can see runs
   }
+  if (!states)
+    throw Error(
+        "runner sweep: squeue could not say whether SLURM still runs points of this "
+        "sweep (" +
+        problem + "); try again in a moment");
   std::vector<std::string> active;
-  if (!states) return active;
   const auto submitted = latest_job(jobs);
   for (const auto& [id, state] : *states)
-    if (kActiveStates.count(state))
+    if (is_active(state))
       active.push_back(id + " (job " + (submitted.count(id) ? submitted.at(id) : "?") + ")");
   return active;
 }
@@ -249,11 +272,11 @@ std::vector<std::string> sbatch_options(const SweepBook& book) {
     const PointShape s = shape_of(book, i);
     largest.nodes = std::max(largest.nodes, s.nodes);
     largest.ranks_per_node = std::max(largest.ranks_per_node, s.ranks_per_node);
-    any_cuda = any_cuda || s.cuda;
+    any_cuda = any_cuda || s.device == "cuda";
   }
   std::vector<std::string> options = {
       "--job-name=runner-sweep-" + book.sweep().name,
-      "--output=" + (slurm_dir(book) / "logs" / "%A_%a.out").string(),
+      "--output=" + escape_percent((slurm_dir(book) / "logs").string()) + "/%A_%a.out",
       fmt::format("--nodes={}", largest.nodes),
       fmt::format("--ntasks-per-node={}", largest.ranks_per_node)};
   for (const char* key : {"partition", "time", "account"})
@@ -279,7 +302,11 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
     << "# runner sweep " << sweep.name << " (" << sweep.path
     << "): one array task per point, task i = point i.\n"
     << "# Written by `runner sweep --executor slurm`; it is rewritten on every submission.\n";
-  for (const auto& o : options) s << "#SBATCH " << o << "\n";
+  // The options go on sbatch's command line (a #SBATCH line would split a path with spaces);
+  // here they are for reading, and for `sbatch --array=... <these> array.sbatch` by hand.
+  s << "# submitted with: sbatch --array=<points>";
+  for (const auto& o : options) s << " " << quoted(o);
+  s << "\n";
   s << "set -u\n"
     << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
   for (size_t i = 0; i < book.rows().size(); ++i) {
@@ -307,7 +334,8 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
   json jobs = read_jobs(book);
   book.take_earlier_results(options.summary_only ? "done" : "done (earlier run)");
   std::string problem;
-  const auto first_look = refresh_rows(book, jobs, nullptr, problem);
+  std::map<std::string, GraceClock::time_point> grace;
+  const auto first_look = refresh_rows(book, jobs, grace, /*waiting=*/false, problem);
   if (!first_look)
     throw Error("runner sweep: squeue could not say which points still run: " + problem +
                 "; try again in a moment");
@@ -337,14 +365,25 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
         book.rows()[i].log_path.clear();
       }
       write_point_files(book, todo);
+      if (!sweep.doc.at("slurm").contains("gpus_per_task"))
+        for (size_t i : todo)
+          if (shape_of(book, i).device == "auto") {
+            std::cout << fmt::format(
+                "sweep {}: point {} has launch.device: auto and the array asks for no GPUs: it "
+                "runs on CPU unless the partition gives GPUs anyway; set slurm.gpus_per_task or "
+                "launch.device: cuda for GPUs\n",
+                sweep.name, sweep.points[i].id);
+            break;
+          }
       const auto sbatch = sbatch_options(book);
       const fs::path script = slurm_dir(book) / "array.sbatch";
       util::write_file_atomically(script.string(),
                                   array_script(book, sbatch, runner_program(options.executable)));
       std::vector<std::string> argv = {"sbatch", "--parsable"};
       std::string array = "--array=" + index_list(todo);
-      if (options.parallel > 1) array += "%" + std::to_string(options.parallel);
+      if (options.parallel > 0) array += "%" + std::to_string(options.parallel);
       argv.push_back(array);
+      argv.insert(argv.end(), sbatch.begin(), sbatch.end());
       for (const auto& a : sweep.doc.at("slurm").at("extra_args"))
         argv.push_back(a.get<std::string>());
       argv.push_back(script.string());
@@ -356,8 +395,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
       std::string job = r.output.substr(0, r.output.find_first_of(";\n"));
       if (r.exit_code != 0 || job.empty() ||
           job.find_first_not_of("0123456789") != std::string::npos) {
-        std::string message = r.output;
-        while (!message.empty() && message.back() == '\n') message.pop_back();
+        const std::string message = one_line(r.output);
         throw Error(fmt::format("runner sweep: sbatch refused the array ({}): {}; the script is {}",
                                 array, message, script.string()));
       }
@@ -381,12 +419,11 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
     ::sigaction(SIGINT, &action, &old_int);
     ::sigaction(SIGTERM, &action, &old_term);
     std::map<std::string, std::string> shown;
-    std::map<std::string, GraceClock::time_point> grace;
     while (active > 0 && !g_stop_waiting) {
       for (int k = 0; k < static_cast<int>(options.poll_seconds * 10) && !g_stop_waiting; ++k)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       if (g_stop_waiting) break;
-      const auto now_active = refresh_rows(book, jobs, &grace, problem);
+      const auto now_active = refresh_rows(book, jobs, grace, /*waiting=*/true, problem);
       if (!now_active) {  // slurmctld busy: ask again at the next poll
         if (!problem.empty())
           std::cout << fmt::format("sweep {}: squeue: {} (asking again)\n", sweep.name, problem);

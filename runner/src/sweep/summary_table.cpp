@@ -66,8 +66,11 @@ void fill_from_summary(PointRow& row, const json& summary) {
 
 std::vector<PointRow> ranked(const std::vector<PointRow>& rows) {
   std::vector<PointRow> out = rows;
+  // Points ranked by different directions (a sweep over train.best.*) are grouped by direction
+  // first, so the order stays well defined.
   std::stable_sort(out.begin(), out.end(), [](const PointRow& a, const PointRow& b) {
     if (!a.best_value || !b.best_value) return a.best_value.has_value() && !b.best_value;
+    if (a.best_mode != b.best_mode) return a.best_mode < b.best_mode;
     return a.best_mode == "min" ? *a.best_value < *b.best_value : *a.best_value > *b.best_value;
   });
   return out;

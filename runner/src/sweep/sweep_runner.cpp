@@ -1,5 +1,6 @@
 #include "sweep/sweep_runner.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -62,7 +63,7 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
   }
   LocalExecutorOptions local;
   local.executable = options.executable;
-  local.parallel = parallel;
+  local.parallel = std::max(1, parallel);
   local.gpu_count = options.gpu_count;
   local.cpu_cores = util::usable_cpu_cores();
   return run_local(book, local);

@@ -63,5 +63,16 @@ TEST(RandomSearch, FloatsShowTheValueTheyRunWith) {
   }
 }
 
+TEST(RandomSearch, NarrowRangesStayInsideAfterRounding) {
+  const json narrow = json::parse(R"({"x": {"uniform": [0.99991, 0.99999]},
+                                      "y": {"loguniform": [1.00001e-3, 1.00004e-3]}})");
+  for (const auto& p : draw_random_points(narrow, {"x", "y"}, 200, 5)) {
+    EXPECT_GE(p.at("x").get<double>(), 0.99991);
+    EXPECT_LE(p.at("x").get<double>(), 0.99999);
+    EXPECT_GE(p.at("y").get<double>(), 1.00001e-3);
+    EXPECT_LE(p.at("y").get<double>(), 1.00004e-3);
+  }
+}
+
 }  // namespace
 }  // namespace runner::config
