@@ -120,6 +120,9 @@ expect_output "finished earlier: skipped"
 expect_output "submitted 1 point(s) as SLURM job"
 job2=$(sed -n 's/.*submitted 1 point(s) as SLURM job \([0-9]*\) (--array=\([0-9,]*\)).*/\1 \2/p' <<<"$out")
 [ "$(echo "$job2" | cut -d' ' -f2)" = 1 ] || { echo "FAIL: the resubmission should be array task 1 only: $job2"; failures=$((failures + 1)); }
+# The resubmitted task starts from scratch: the cancelled run's folder goes when it starts.
+for i in $(seq 100); do [ ! -e out_cancel/cancel/001-epochs=500/failure.txt ] && break; sleep 0.2; done
+[ ! -e out_cancel/cancel/001-epochs=500/failure.txt ] || { echo "FAIL: the resubmitted task kept the cancelled run's folder"; failures=$((failures + 1)); }
 scancel "$(echo "$job2" | cut -d' ' -f1)" || true
 
 # 4. slurm.cpus_per_task reaches the task: a rank left at threads_per_process: 0 takes that many
@@ -129,8 +132,11 @@ printf 'base: exp/base.yaml\nname: cpus\noutput: out_cpus\nexecutor: slurm\nslur
 expect_exit 0 "$RUNNER" sweep cpus.yaml --wait
 grep -qE '"torch_threads": 1,?$' out_cpus/cpus/000-*/env.json || { echo "FAIL: cpus_per_task 1 should give 1 thread: $(grep torch_threads out_cpus/cpus/000-*/env.json)"; failures=$((failures + 1)); }
 printf 'base: exp/base.yaml\nname: gpus\noutput: out_gpus\nexecutor: slurm\nslurm: {gpus_per_task: 1}\npoints:\n  - {train.batch_size: 64}\n' >gpus.yaml
+# An earlier failed run's folder survives a refused submission (a task clears it when it starts).
+mkdir -p out_gpus/gpus/000-batch_size=64 && echo "exit code 1: earlier" >out_gpus/gpus/000-batch_size=64/failure.txt
 expect_exit 1 "$RUNNER" sweep gpus.yaml
 expect_output "sbatch refused the array"
+[ -f out_gpus/gpus/000-batch_size=64/failure.txt ] || { echo "FAIL: a refused submission removed the earlier run's folder"; failures=$((failures + 1)); }
 grep -q "^# submitted with: sbatch .*'--gpus-per-task=1'" out_gpus/gpus/slurm/array.sbatch || { echo "FAIL: array.sbatch lacks --gpus-per-task=1"; failures=$((failures + 1)); }
 [ "$(grep -v '^sweep ' <<<"$out" | wc -l)" = 1 ] || { echo "FAIL: one error line expected: $out"; failures=$((failures + 1)); }
 

@@ -316,6 +316,10 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
   }
   s << "  *) echo \"runner sweep: no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
     << "esac\n"
+    << "# A point runs from scratch: what an earlier, unfinished run left goes now (not at\n"
+    << "# submission, so a refused submission loses nothing).\n"
+    << "rm -rf -- " << quoted(book.dir().string()) << "/\"$point\" "
+    << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
     << "srun --nodes=$nodes --ntasks=$((nodes * ranks_per_node)) "
        "--ntasks-per-node=$ranks_per_node --kill-on-bad-exit=1"
     << step_options << " \\\n  " << quoted(program) << " run --config-dir "
@@ -358,8 +362,6 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
     }
     if (!todo.empty()) {
       for (size_t i : todo) {
-        book.clear_unfinished(i);
-        fs::remove(exit_file(book, i));
         book.rows()[i].status = "queued";
         book.rows()[i].reason.clear();
         book.rows()[i].log_path.clear();
