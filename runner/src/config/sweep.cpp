@@ -184,19 +184,15 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
       sweep.points.push_back(point);
     }
   }
-  // Validate every point before anything runs.
-  for (const auto& point : sweep.points) {
+  // Validate every point before anything runs; executors read the result.
+  for (auto& point : sweep.points) {
     try {
-      load_sweep_point(sweep, point);
+      point.experiment = load_experiment(sweep.base_path, point.overrides).doc;
     } catch (const ConfigError& e) {
       throw ConfigError(path + ": sweep point " + point.id + ": " + e.what());
     }
   }
   return sweep;
-}
-
-Experiment load_sweep_point(const Sweep& sweep, const SweepPoint& point) {
-  return load_experiment(sweep.base_path, point.overrides);
 }
 
 }  // namespace runner::config

@@ -14,6 +14,7 @@ struct SweepPoint {
   std::string id;                      ///< "003-batch_size=256-num_processes=2-precision=fp16"
   std::vector<std::string> overrides;  ///< "key=value" texts, applied after the base file
   nlohmann::json values;               ///< key.path -> value of the point's own settings
+  nlohmann::json experiment;  ///< the resolved, validated experiment it runs (load_sweep's)
 };
 
 struct Sweep {
@@ -28,9 +29,6 @@ struct Sweep {
 /// Loads `path`, expands its points, and validates every point as a full experiment (with
 /// `extra_overrides` applied to every point), failing up front with the point named.
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides = {});
-
-/// The experiment of one point.
-Experiment load_sweep_point(const Sweep& sweep, const SweepPoint& point);
 
 /// Whether `path` holds a sweep (it has a top-level `base:` key) rather than an experiment.
 bool is_sweep_file(const std::string& path);

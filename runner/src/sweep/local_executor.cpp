@@ -32,8 +32,7 @@ struct PointNeeds {
 
 PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options,
                     int points_at_once) {
-  const auto e = config::load_sweep_point(book.sweep(), book.sweep().points[i]);
-  const auto& launch = e.doc.at("launch");
+  const auto& launch = book.sweep().points[i].experiment.at("launch");
   const std::string device = launch.at("device").get<std::string>();
   const int local_ranks = launch.at("num_processes").get<int>();
   PointNeeds needs;

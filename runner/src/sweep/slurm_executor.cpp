@@ -53,8 +53,7 @@ struct PointShape {
 };
 
 PointShape shape_of(const SweepBook& book, size_t i) {
-  const auto e = config::load_sweep_point(book.sweep(), book.sweep().points[i]);
-  const auto& launch = e.doc.at("launch");
+  const auto& launch = book.sweep().points[i].experiment.at("launch");
   return {launch.at("nnodes").get<int>(), launch.at("num_processes").get<int>(),
           launch.at("device").get<std::string>()};
 }
@@ -216,16 +215,15 @@ void write_point_files(const SweepBook& book, const std::vector<size_t>& todo) {
   fs::create_directories(slurm_dir(book) / "points");
   for (size_t i : todo) {
     const auto& point = book.sweep().points[i];
-    std::vector<std::string> overrides = point.overrides;
-    overrides.push_back("output.run_dir=" + book.run_dir(i).string());
-    const auto e = config::load_experiment(book.sweep().base_path, overrides);
+    json doc = point.experiment;
+    doc["output"]["run_dir"] = book.run_dir(i).string();  // what --set output.run_dir= does
     util::write_file_atomically(
         point_file(book, i).string(),
         "# runner sweep " + book.sweep().name + ", point " + point.id +
             ": the resolved experiment its SLURM task runs, with\n# runner run --config-dir " +
             fs::absolute(book.sweep().base_path).parent_path().string() + " " +
             point_file(book, i).string() + "\n" +
-            config::to_yaml(e.doc, config::experiment_key_order()));
+            config::to_yaml(doc, config::experiment_key_order()));
   }
 }
 

@@ -16,19 +16,19 @@ using nlohmann::json;
 
 // What the point asks for, before it runs (the summary.json of a finished run replaces it).
 PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point) {
-  const auto e = config::load_sweep_point(sweep, point);
+  const nlohmann::json& doc = point.experiment;
   PointRow row;
   row.id = point.id;
-  const auto& launch = e.doc.at("launch");
+  const auto& launch = doc.at("launch");
   row.processes = launch.at("num_processes").get<int>() * launch.at("nnodes").get<int>();
-  const auto& train = e.doc.at("train");
+  const auto& train = doc.at("train");
   const auto& batch = train.at("batch_size");
   row.batch_size =
       batch.is_number() ? std::to_string(batch.get<int64_t>()) : batch.get<std::string>();
   if (batch.is_number())
     row.global_batch =
         batch.get<int64_t>() * row.processes * train.at("grad_accum_steps").get<int64_t>();
-  row.precision = e.doc.at("precision").get<std::string>();
+  row.precision = doc.at("precision").get<std::string>();
   return row;
 }
 
@@ -40,8 +40,7 @@ json read_json(const fs::path& path) {
 // The validation metric the figure shows: the base's best-checkpoint metric.
 std::string figure_metric(const config::Sweep& sweep) {
   if (sweep.points.empty()) return "accuracy";
-  const auto e = config::load_sweep_point(sweep, sweep.points.front());
-  return e.doc.at("train").at("best").at("metric").get<std::string>();
+  return sweep.points.front().experiment.at("train").at("best").at("metric").get<std::string>();
 }
 
 }  // namespace
