@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from engine_lib import check, finish  # noqa: E402  (this folder)
+from engine_lib import check, finish, metrics  # noqa: E402  (this folder)
 
 RUNNER = sys.argv[1]
 BASE = """name: keys
@@ -56,11 +56,6 @@ class Runs:
         return out, run_dir
 
     @staticmethod
-    def records(run_dir, kind):
-        with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-            return [r for r in map(json.loads, f) if r["kind"] == kind]
-
-    @staticmethod
     def summary(run_dir):
         with open(os.path.join(run_dir, "summary.json")) as f:
             return json.load(f)
@@ -101,9 +96,9 @@ def main():
         # train.clip_grad_norm: one batch per epoch, the same batch each step
         one = ["data.dataset.train_size=16", "train.epochs=4"]
         _, d = r.run(*one)
-        free = [s["loss"] for s in r.records(d, "step")]
+        free = [s["loss"] for s in metrics(d, "step")]
         _, d = r.run(*one, "train.clip_grad_norm=1e-9")
-        clipped = [s["loss"] for s in r.records(d, "step")]
+        clipped = [s["loss"] for s in metrics(d, "step")]
         check(len(free) == 4 and abs(free[-1] - free[0]) > 1e-3,
               f"without clipping the loss moves: {free}")
         check(len(clipped) == 4 and max(clipped) - min(clipped) < 1e-4 * max(1, abs(clipped[0])),
@@ -113,7 +108,7 @@ def main():
             out, d = r.run("train.epochs=3", "train.best.metric=loss", f"train.best.mode={mode}")
             check(re.search(r"^epoch 1/3 \d+/4 \d+ img/s ETA \S+, run \S+", out, re.M) is not None,
                   "the progress line shows the epoch's and the whole run's ETA")
-            losses = [e["val_loss"] for e in r.records(d, "epoch")]
+            losses = [e["val_loss"] for e in metrics(d, "epoch")]
             best = pick(losses) if losses else None
             check(f"loaded the best weights (loss {best:.4f}" in out if best is not None else False,
                   f"best.metric=loss, mode={mode} loads the epoch with the {mode} val loss {losses}")
@@ -129,7 +124,7 @@ def main():
         check(len(rows) == 41, f"predict.split=val writes the 40 validation rows (+ header): {len(rows)}")
         check(os.path.isdir(os.path.join(d, "tensorboard")), "output.tensorboard defaults to event files")
         # datasets.synthetic: noise and seed change the data (the first step's loss)
-        first = lambda d: r.records(d, "step")[0]["loss"]
+        first = lambda d: metrics(d, "step")[0]["loss"]
         _, a = r.run()
         _, b = r.run("data.dataset.noise=0.0")
         _, c = r.run("data.dataset.seed=11")

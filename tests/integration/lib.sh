@@ -30,3 +30,37 @@ finish() {
   fi
   echo "all checks passed"
 }
+
+# write_tiny_experiment FILE DATA_ROOT: the sweep tests' base experiment, seconds per run:
+# small_cnn on 256 Fashion-MNIST images (DATA_ROOT), one epoch, 1 rank x 1 thread, no predict.
+write_tiny_experiment() {
+  cat >"$1" <<YAML
+name: tiny
+seed: 1
+launch: {num_processes: 1, device: cpu, threads_per_process: 1}
+data:
+  dataset: {name: mnist, root: $2, val_split: 50000}
+  limit: {train: 256, val: 128, test: 64}
+  train_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
+  eval_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
+  num_workers: 0
+model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
+optimizer: {name: adam, lr: 2.0e-3}
+scheduler: {name: cosine, warmup_steps: 2}
+metrics: [{name: accuracy}, {name: loss}]
+train: {epochs: 1, batch_size: 32}
+predict: {enabled: false}
+output: {tensorboard: false}
+YAML
+}
+
+# sweep_metric_columns SUMMARY_CSV: what must match between two runs of the same points (id,
+# rank, shape, metrics, status; not the speed and memory columns).
+sweep_metric_columns() {
+  /usr/bin/python3 - "$1" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    print(r["point"], r["rank"], r["processes"], r["global batch"], r["best accuracy"],
+          r["val accuracy"], r["val loss"], r["status"])
+PY
+}

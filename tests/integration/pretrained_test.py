@@ -10,7 +10,6 @@
 Usage: pretrained_test.py RUNNER SOURCE_DIR   (with the Python of requirements.txt)
 """
 import csv
-import json
 import os
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SOURCE, "tests", "timm"))
 from make_timm_refs import randomize_trivial  # noqa: E402
 
-from engine_lib import check, finish  # noqa: E402  (this folder)
+from engine_lib import check, finish, metrics  # noqa: E402  (this folder)
 
 MEAN, STD = 0.5, 0.25
 def make_images(root, per_class=2, size=32):
@@ -174,8 +173,7 @@ def main():
             if code != 0:
                 print(text[-2000:])
                 continue
-            steps = [json.loads(line) for line in open(os.path.join(run_dir, "metrics.jsonl"))
-                     if '"kind":"step"' in line.replace(" ", "")]
+            steps = metrics(run_dir, "step")
             got = steps[0]["loss"] if steps else float("nan")
             check(abs(got - want) <= 1e-4 * max(1.0, abs(want)),
                   f"{ranks} rank(s): first-step loss {got:.6f} equals timm's {want:.6f}")

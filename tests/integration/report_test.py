@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from engine_lib import check, finish  # noqa: E402  (this folder)
+from engine_lib import check, finish, metrics  # noqa: E402  (this folder)
 
 RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 SHOT = sys.argv[3] if len(sys.argv) > 3 else None
@@ -102,8 +102,7 @@ def main():
         best_acc = summary["best_metrics"]["accuracy"]
         check(f"{best_acc:.4f}" in parsed.texts.get("best-metrics", ""),
               f"the DOM shows the best accuracy {best_acc:.4f}")
-        records = [json.loads(l) for l in open(os.path.join(run_dir, "metrics.jsonl"))]
-        best = [r for r in records if r["kind"] == "best"]
+        best = metrics(run_dir, "best")
         check(bool(best), "metrics.jsonl has the best epoch's confusion matrix")
         if best:
             want = [[str(v) for v in row] for row in best[-1]["confusion_matrix"]]

@@ -25,24 +25,7 @@ cd "$WORK"
 # still find it (runner run --config-dir).
 mkdir exp
 ln -s "$FMNIST" exp/fmnist
-cat >exp/base.yaml <<YAML
-name: tiny
-seed: 1
-launch: {num_processes: 1, device: cpu, threads_per_process: 1}
-data:
-  dataset: {name: mnist, root: fmnist, val_split: 50000}
-  limit: {train: 256, val: 128, test: 64}
-  train_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
-  eval_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
-  num_workers: 0
-model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
-optimizer: {name: adam, lr: 2.0e-3}
-scheduler: {name: cosine, warmup_steps: 2}
-metrics: [{name: accuracy}, {name: loss}]
-train: {epochs: 1, batch_size: 32}
-predict: {enabled: false}
-output: {tensorboard: false}
-YAML
+write_tiny_experiment exp/base.yaml fmnist
 points='points:
   - {train.batch_size: 32}
   - {train.batch_size: 16, launch.num_processes: 2}
@@ -51,17 +34,6 @@ points='points:
 printf 'base: exp/base.yaml\nname: four\noutput: out_local\n%s\n' "$points" >local.yaml
 printf 'base: exp/base.yaml\nname: four\noutput: out_slurm\nexecutor: slurm\nparallel: 2\nslurm: {partition: test, time: "00:10:00", account: runnertest, extra_args: ["--comment=runner-sweep-test"]}\n%s\n' "$points" >slurm.yaml
 
-# Metrics and shape of every point from a summary.csv (speed and memory columns differ by run).
-metric_columns() {
-  /usr/bin/python3 - "$1" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-for r in rows:
-    print(r["point"], r["processes"], r["global batch"], r["best accuracy"], r["val accuracy"],
-          r["val loss"], r["status"])
-PY
-}
-
 # 1. The same 4 points locally and as one SLURM array (--wait): the same metrics.
 expect_exit 0 "$RUNNER" sweep local.yaml
 expect_exit 0 "$RUNNER" sweep slurm.yaml --wait
@@ -69,8 +41,8 @@ expect_output "submitted 4 point(s) as SLURM job"
 expect_output "(--array=0,1,2,3%2)"
 job=$(sed -n 's/.*submitted 4 point(s) as SLURM job \([0-9]*\).*/\1/p' <<<"$out" | head -1)
 S=out_slurm/four
-local_metrics=$(metric_columns out_local/four/summary.csv)
-slurm_metrics=$(metric_columns $S/summary.csv)
+local_metrics=$(sweep_metric_columns out_local/four/summary.csv)
+slurm_metrics=$(sweep_metric_columns $S/summary.csv)
 if [ "$local_metrics" != "$slurm_metrics" ] || [ "$(grep -c ' done$' <<<"$slurm_metrics")" != 4 ]; then
   echo "FAIL: SLURM and local summaries differ:"
   echo "local:"; echo "$local_metrics"; echo "slurm:"; echo "$slurm_metrics"

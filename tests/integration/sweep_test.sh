@@ -15,24 +15,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 
-cat >base.yaml <<YAML
-name: tiny
-seed: 1
-launch: {num_processes: 1, device: cpu, threads_per_process: 1}
-data:
-  dataset: {name: mnist, root: $FMNIST, val_split: 50000}
-  limit: {train: 256, val: 128, test: 64}
-  train_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
-  eval_transforms: [{name: normalize, mean: 0.2860, std: 0.3530}]
-  num_workers: 0
-model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
-optimizer: {name: adam, lr: 2.0e-3}
-scheduler: {name: cosine, warmup_steps: 2}
-metrics: [{name: accuracy}, {name: loss}]
-train: {epochs: 1, batch_size: 32}
-predict: {enabled: false}
-output: {tensorboard: false}
-YAML
+write_tiny_experiment base.yaml "$FMNIST"
 cat >tiny.yaml <<YAML
 base: base.yaml
 output: out
@@ -130,19 +113,11 @@ grep -q "n/a" out_short/short/summary.md || { echo "FAIL: summary.md lacks n/a";
 # another; each point's output goes to its folder's output.log.
 printf 'base: base.yaml\noutput: out_%s\npoints:\n  - {train.batch_size: 32}\n  - {train.batch_size: 16, launch.num_processes: 2}\n  - {optimizer.lr: 1.0e-3}\n  - {train.batch_size: 64}\n' seq >four_seq.yaml
 sed 's/out_seq/out_par/' four_seq.yaml >four_par.yaml
-metric_columns() {
-  /usr/bin/python3 - "$1" <<'PY'
-import csv, sys
-for r in csv.DictReader(open(sys.argv[1])):
-    print(r["point"], r["rank"], r["processes"], r["global batch"], r["best accuracy"],
-          r["val accuracy"], r["val loss"], r["status"])
-PY
-}
 expect_exit 0 "$RUNNER" sweep four_seq.yaml
 expect_exit 0 "$RUNNER" sweep four_par.yaml --parallel 2
 expect_output "started (output: "
-seq_metrics=$(metric_columns out_seq/four_seq/summary.csv)
-par_metrics=$(metric_columns out_par/four_par/summary.csv)
+seq_metrics=$(sweep_metric_columns out_seq/four_seq/summary.csv)
+par_metrics=$(sweep_metric_columns out_par/four_par/summary.csv)
 if [ "$seq_metrics" != "$par_metrics" ] || [ "$(grep -c ' done$' <<<"$par_metrics")" != 4 ]; then
   echo "FAIL: --parallel 2 and sequential results differ:"; echo "$seq_metrics"; echo "--"; echo "$par_metrics"
   failures=$((failures + 1))
