@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "launch/world_env.hpp"
 #include "runner/error.hpp"
@@ -55,9 +56,7 @@ PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions&
 }
 
 std::string gpu_list(const std::vector<int>& ids) {
-  std::string text = "[";
-  for (size_t k = 0; k < ids.size(); ++k) text += (k ? "," : "") + std::to_string(ids[k]);
-  return text + "]";
+  return fmt::format("[{}]", fmt::join(ids, ","));
 }
 
 int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
@@ -227,12 +228,6 @@ void write_point_files(const SweepBook& book, const std::vector<size_t>& todo) {
   }
 }
 
-std::string index_list(const std::vector<size_t>& todo) {
-  std::string out;
-  for (size_t i : todo) out += (out.empty() ? "" : ",") + std::to_string(i);
-  return out;
-}
-
 volatile sig_atomic_t g_stop_waiting = 0;
 extern "C" void on_wait_signal(int) { g_stop_waiting = 1; }
 
@@ -380,7 +375,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
       util::write_file_atomically(script.string(),
                                   array_script(book, sbatch, runner_program(options.executable)));
       std::vector<std::string> argv = {"sbatch", "--parsable"};
-      std::string array = "--array=" + index_list(todo);
+      std::string array = "--array=" + fmt::format("{}", fmt::join(todo, ","));
       if (options.parallel > 0) array += "%" + std::to_string(options.parallel);
       argv.push_back(array);
       argv.insert(argv.end(), sbatch.begin(), sbatch.end());
