@@ -6,30 +6,41 @@ CMAKE_FLAGS ?=
 CTEST_FLAGS ?=
 RUNNER := $(BUILD_DIR)/runner/runner
 
-APT_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
+# What building and running needs, and what only the tests and benchmarks add (a browser for the
+# report test, SLURM, clang's fuzzing runtime, Python's OpenCV...): `make run` installs the first.
+APT_BUILD_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
   libgloo-dev libopenblas0-pthread \
   libyaml-cpp-dev libspdlog-dev libfmt-dev libboost-program-options-dev libopencv-dev \
   libvalijson-dev nlohmann-json3-dev libgtest-dev zlib1g-dev \
-  dataset-fashion-mnist clang-14 libclang-rt-14-dev clang-format \
-  python3 python3-venv python3-jsonschema python3-yaml python3-opencv chromium \
-  slurm-wlm munge iproute2 procps
+  dataset-fashion-mnist python3 python3-venv procps
+APT_TEST_PACKAGES := clang-14 libclang-rt-14-dev clang-format \
+  python3-jsonschema python3-yaml python3-opencv chromium \
+  slurm-wlm munge iproute2
 DEPS_STAMP := $(BUILD_DIR)/.deps-installed
+TEST_DEPS_STAMP := $(BUILD_DIR)/.test-deps-installed
 # libtorch and the Python reference stack (timm, accelerate, albumentations, tensorboard) come
 # from PyPI into a project-local virtual environment, pinned in requirements.txt.
 VENV ?= .venv
 VENV_STAMP := $(VENV)/.requirements-installed
 
-.PHONY: deps build build-runner test run install bench fuzz format clean
-
-deps: $(DEPS_STAMP) $(VENV_STAMP)
-$(DEPS_STAMP): Makefile
+# apt_install: installs the listed Debian packages that are missing (as root, or through sudo).
+define apt_install
 	@if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing: $$missing"; \
 	  $$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y --no-install-recommends $$missing; \
 	fi
 	@mkdir -p $(BUILD_DIR) && touch $@
+endef
+
+.PHONY: deps build build-runner test run install bench fuzz format clean
+
+deps: $(DEPS_STAMP) $(TEST_DEPS_STAMP) $(VENV_STAMP)
+$(DEPS_STAMP): Makefile
+	$(call apt_install,$(APT_BUILD_PACKAGES))
+$(TEST_DEPS_STAMP): Makefile
+	$(call apt_install,$(APT_TEST_PACKAGES))
 
 $(VENV_STAMP): requirements.txt | $(DEPS_STAMP)
 	/usr/bin/python3 -m venv $(VENV)
@@ -46,7 +57,7 @@ build: $(DEPS_STAMP) $(VENV_STAMP) $(BUILD_DIR)/build.ninja
 build-runner: $(DEPS_STAMP) $(VENV_STAMP) $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target runner
 
-test: build
+test: build $(TEST_DEPS_STAMP)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
 
 run: build-runner
@@ -55,10 +66,10 @@ run: build-runner
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
-fuzz: $(DEPS_STAMP)
+fuzz: $(DEPS_STAMP) $(TEST_DEPS_STAMP)
 	tests/fuzz/run_fuzzers.sh 60
 
-bench: build
+bench: build $(TEST_DEPS_STAMP)
 	bench/run.sh
 
 format:

@@ -86,6 +86,7 @@ LINK_PATHS="$LIB:$PREFIX/lib/x86_64-linux-gnu:$LIB/blas:$LIB/lapack:$PREFIX/stub
 export LD_LIBRARY_PATH="$LINK_PATHS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "generator ${GEN[*]}; torch cmake $TORCH_CMAKE; ${CUDA_ARGS[*]:-nvcc: $(command -v nvcc)}"
 cmake -S . -B "$BUILD" "${GEN[@]}" "${CUDA_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DRUNNER_PYTHON="$(command -v "$PY")" \
   -DCMAKE_PREFIX_PATH="$PREFIX/usr;$TORCH_CMAKE" -DCMAKE_LIBRARY_ARCHITECTURE=x86_64-linux-gnu \
   -DOpenCV_DIR="$ROOT/bench/gpu/cmake" -DRUNNER_DEPS_ROOT="$PREFIX" \
   -DBoost_DIR="$LIB/cmake/Boost-1.74.0" -DBoost_NO_SYSTEM_PATHS=ON \

@@ -4,21 +4,26 @@ find_package(Threads REQUIRED)
 
 set(RUNNER_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python"
     CACHE FILEPATH "The Python whose torch package provides libtorch (headers, libraries, CMake config)")
+# One Python call: torch's CMake prefix, its version, the CUDA it was built with ("" for a CPU
+# wheel) and the folder of its nvidia-* wheels (RunnerCudaToolkit.cmake assembles a toolkit there).
+execute_process(
+  COMMAND ${RUNNER_PYTHON} -c
+          "import os, torch, torch.utils; print(torch.utils.cmake_prefix_path); print(torch.__version__); print(torch.version.cuda or ''); print(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), 'nvidia'))"
+  OUTPUT_VARIABLE RUNNER_TORCH_FACTS OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE RUNNER_TORCH_FOUND ERROR_QUIET)
+if(NOT RUNNER_TORCH_FOUND EQUAL 0)
+  message(FATAL_ERROR "no torch package in ${RUNNER_PYTHON}: run `make deps` (creates .venv from "
+                      "requirements.txt), or pass -DRUNNER_PYTHON=/path/to/python")
+endif()
+string(REPLACE "\n" ";" RUNNER_TORCH_FACTS "${RUNNER_TORCH_FACTS}")
+list(GET RUNNER_TORCH_FACTS 0 RUNNER_TORCH_PREFIX)
+list(GET RUNNER_TORCH_FACTS 1 RUNNER_TORCH_VERSION)
+list(GET RUNNER_TORCH_FACTS 2 RUNNER_TORCH_CUDA)
+list(GET RUNNER_TORCH_FACTS 3 RUNNER_TORCH_NVIDIA_DIR)
 if(NOT Torch_DIR)
-  execute_process(
-    COMMAND ${RUNNER_PYTHON} -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
-    OUTPUT_VARIABLE RUNNER_TORCH_PREFIX OUTPUT_STRIP_TRAILING_WHITESPACE
-    RESULT_VARIABLE RUNNER_TORCH_FOUND ERROR_QUIET)
-  if(NOT RUNNER_TORCH_FOUND EQUAL 0)
-    message(FATAL_ERROR "no torch package in ${RUNNER_PYTHON}: run `make deps` (creates .venv from "
-                        "requirements.txt), or pass -DRUNNER_PYTHON=/path/to/python (or -DTorch_DIR=...)")
-  endif()
   list(APPEND CMAKE_PREFIX_PATH ${RUNNER_TORCH_PREFIX})
 endif()
-# The wheel's libtorch has CUDA compiled in: its CMake config needs the CUDA toolkit (headers, nvcc).
-if(NOT CUDAToolkit_ROOT AND NOT DEFINED ENV{CUDAToolkit_ROOT} AND EXISTS /usr/local/cuda/bin/nvcc)
-  set(CUDAToolkit_ROOT /usr/local/cuda)
-endif()
+include(RunnerCudaToolkit)
 find_package(Torch REQUIRED)
 # The wheel's torch/lib (inside the project when it is .venv, so CMake's link-path RPATH skips
 # it): installed binaries name it, to run against the libtorch they were built with.

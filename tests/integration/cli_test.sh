@@ -57,6 +57,14 @@ expect_exit 0 "$runner" plugins --json
 expect_exit 0 "$runner" env
 expect_output "libtorch"
 expect_output "BLAS"
+# The CUDA the binary was built with shows without a GPU too: the linked torch's (a CPU-only
+# torch says so).
+torch_cuda=$("$RUNNER_PYTHON" -c 'import torch; print(torch.version.cuda or "")')
+if [ -n "$torch_cuda" ]; then
+  expect_output "CUDA            built with $torch_cuda; "
+else
+  expect_output "CUDA            not built in"
+fi
 expect_exit 0 "$runner" schema
 
 # The dry run builds everything and states the global batch.

@@ -1,5 +1,7 @@
 
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
@@ -7,6 +9,20 @@
 #include "runner/error.hpp"
 
 namespace runner::cli {
+namespace {
+
+// "built with 13.0; 1 device(s)" / "built with 13.0; no device here (CPU only)" / "not built in".
+std::string cuda_line(const nlohmann::json& env) {
+  const auto built = env["cuda_built"].get<std::string>();
+  if (built.empty()) return "not built in (CPU-only libtorch)";
+  const std::string devices = env["cuda_available"].get<bool>()
+                                  ? std::to_string(env["cuda_devices"].get<int>()) + " device(s)"
+                                  : std::string("no device here (runs on CPU)");
+  return "built with " + built + "; " + devices;
+}
+
+}  // namespace
+
 int command_env(const Args& args) {
   CommandLine cl("env", "[--json]",
                  "Prints versions (runner, libtorch, CUDA/cuDNN/NCCL if any, OpenCV, BLAS),\n"
@@ -23,11 +39,7 @@ int command_env(const Args& args) {
             << "OpenCV          " << env["opencv"].get<std::string>() << "\n"
             << "spdlog          " << env["spdlog"].get<std::string>() << "\n"
             << "BLAS            " << env["blas"].get<std::string>() << "\n"
-            << "CUDA            "
-            << (env["cuda_available"].get<bool>()
-                    ? std::to_string(env["cuda_devices"].get<int>()) + " device(s)"
-                    : std::string("not available (CPU only)"))
-            << "\n"
+            << "CUDA            " << cuda_line(env) << "\n"
             << "cuDNN           "
             << (env["cudnn_available"].get<bool>() ? "available" : "not available") << "\n"
             << "NCCL            " << env["nccl"].get<std::string>() << "\n"

@@ -9,7 +9,7 @@ std::string ConfigIssue::to_string() const {
 }
 
 namespace {
-std::string summary(const std::vector<ConfigIssue>& issues) {
+std::string issues_summary(const std::vector<ConfigIssue>& issues) {
   if (issues.empty()) return "invalid config";
   std::string out = issues.front().to_string();
   if (issues.size() > 1) {
@@ -21,6 +21,6 @@ std::string summary(const std::vector<ConfigIssue>& issues) {
 }  // namespace
 
 ConfigValidationError::ConfigValidationError(std::vector<ConfigIssue> issues)
-    : ConfigError(summary(issues)), issues_(std::move(issues)) {}
+    : ConfigError(issues_summary(issues)), issues_(std::move(issues)) {}
 
 }  // namespace runner::config

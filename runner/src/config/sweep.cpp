@@ -20,7 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string id_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // "key=<JSON>": JSON is YAML, so the value reads back with its type (a string stays a string).
 std::string override_text(const std::string& key, const json& v) { return key + "=" + v.dump(); }
@@ -151,7 +151,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
       for (auto it = values.begin(); it != values.end(); ++it)
         if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) keys.push_back(it.key());
       for (const auto& k : keys) {
-        id << "-" << last_segment(k) << "=" << value_text(values.at(k));
+        id << "-" << last_segment(k) << "=" << id_text(values.at(k));
         point.overrides.push_back(override_text(k, values.at(k)));
       }
       if (keep_global) {

@@ -1,5 +1,6 @@
 #include "config/yaml_json.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -198,6 +199,22 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin, So
         static_cast<int>(bad - (line_start == std::string::npos || bad == 0 ? 0 : line_start + 1)) +
         1;
     fail(Mark{origin, line, column}, "the file is not valid UTF-8 text (save it as UTF-8)");
+  }
+  // A raw control character (a NUL in a plain scalar) makes yaml-cpp return bytes that are
+  // not the text: YAML's stream forbids them, so say where it is instead.
+  if (const auto bad =
+          std::find_if(text.begin(), text.end(),
+                       [](char c) { return has_control_character(std::string(1, c)); });
+      bad != text.end()) {
+    const size_t at = static_cast<size_t>(bad - text.begin());
+    const int line = 1 + static_cast<int>(std::count(text.begin(), bad, '\n'));
+    const size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+    const int column =
+        static_cast<int>(at - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
+    fail(Mark{origin, line, column},
+         fmt::format("the file contains the control character 0x{:02x} (only tab and line "
+                     "breaks may appear in YAML text)",
+                     static_cast<unsigned char>(*bad)));
   }
   YAML::Node root;
   try {

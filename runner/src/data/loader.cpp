@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "runner/error.hpp"
+#include "util/seconds_since.hpp"
 
 namespace runner::data {
 namespace {
@@ -16,10 +17,6 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.seed = o.seed;
   s.drop_last = o.drop_last;
   return s;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -140,7 +137,7 @@ std::optional<Batch> DataLoader::next() {
     batch = std::move(slot.batch);
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  stats_.wait_seconds += seconds_since(t0);
+  stats_.wait_seconds += util::seconds_since(t0);
   stats_.batches += 1;
   stats_.samples += static_cast<size_t>(batch->size);
   return batch;

@@ -1,5 +1,7 @@
 #include "engine/environment_report.hpp"
 
+#include "runner_build_info.hpp"
+
 #include <spdlog/version.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -41,6 +43,8 @@ nlohmann::json environment_report() {
   env["spdlog"] = std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) + "." +
                   std::to_string(SPDLOG_VER_PATCH);
   env["blas"] = loaded_blas();
+  // What the binary can do (built with) apart from what this machine offers (available).
+  env["cuda_built"] = RUNNER_BUILD_CUDA_VERSION;
   env["cuda_available"] = torch::cuda::is_available();
   env["cuda_devices"] = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
   env["cudnn_available"] = torch::cuda::cudnn_is_available();

@@ -18,6 +18,7 @@
 #include "log/run_report.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
+#include "util/seconds_since.hpp"
 
 namespace runner::engine {
 namespace fs = std::filesystem;
@@ -47,10 +48,6 @@ class AutocastGuard {
   c10::DeviceType type_ = c10::DeviceType::CPU;
   at::ScalarType dtype_ = at::kFloat;
 };
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 int64_t optional_int(const json& v, int64_t fallback) {
   return v.is_null() ? fallback : v.get<int64_t>();
@@ -361,7 +358,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         ++epoch_loss_count;
       }
       if (optimizer_steps_ % log_every_ == 0 && writer_) {
-        const double dt = seconds_since(log_start);
+        const double dt = util::seconds_since(log_start);
         const double wait = train_loader_->stats().wait_seconds - log_wait_start;
         const double lr = parts_.optimizer->param_groups()[0].options().get_lr();
         writer_->write("step", optimizer_steps_,
@@ -387,14 +384,14 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         break;
       }
     }
-    const double elapsed = seconds_since(steady_start);
+    const double elapsed = util::seconds_since(steady_start);
     progress_.update(
         batches_done_,
         elapsed > 0 && batches_this_run > warmup_batches ? counted_images / elapsed : 0.0,
         epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN);
   }
   progress_.finish();
-  const double elapsed = seconds_since(steady_start);
+  const double elapsed = util::seconds_since(steady_start);
   images_per_s_.reset();  // a pass within the warm-up exclusion has no steady-state figure
   if (batches_this_run > warmup_batches && elapsed > 0) images_per_s_ = counted_images / elapsed;
   result.loss = epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN;
@@ -500,7 +497,7 @@ MetricValues Trainer::fit() {
       ++epoch_;
       batches_done_ = 0;
     }
-    const double train_seconds = seconds_since(epoch_start);
+    const double train_seconds = util::seconds_since(epoch_start);
     // Every pass counts, also one cut short by train.max_steps: the benchmark compares such runs.
     epoch_seconds_sum_ += train_seconds;
     ++epochs_timed_;

@@ -26,7 +26,7 @@ std::string read_text(const fs::path& path) {
 }
 
 // The file's JSON, or an empty object (a run that ended early lacks summary.json).
-json read_json(const fs::path& path) {
+json read_json_or_empty(const fs::path& path) {
   const std::string text = read_text(path);
   try {
     return text.empty() ? json::object() : json::parse(text);
@@ -77,7 +77,7 @@ std::string number(double v, int digits = 4) {
   return fmt::format("{:.{}f}", v, digits);
 }
 
-std::string value_text(const json& v) {
+std::string card_text(const json& v) {
   if (v.is_number()) return number(v.get<double>());
   if (v.is_null()) return "n/a";
   if (v.is_string()) return v.get<std::string>();
@@ -311,8 +311,8 @@ std::string page(const std::string& title, const std::string& body) {
 
 void write_run_report(const fs::path& run_dir, const std::string& status) {
   const std::string name = experiment_name(run_dir);
-  const json summary = read_json(run_dir / "summary.json");
-  const json env = read_json(run_dir / "env.json");
+  const json summary = read_json_or_empty(run_dir / "summary.json");
+  const json env = read_json_or_empty(run_dir / "env.json");
   const Curves curves = read_curves(run_dir);
   std::string precision = summary.value("precision", "");
   std::string body = "<header><h1>" + escape(name) + "</h1><div class=\"meta\">" +
@@ -326,7 +326,7 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
   const json best = summary.value("best_metrics", json::object());
   for (auto it = best.begin(); it != best.end(); ++it)
     body += "<div class=\"card\"><div class=\"k\">best " + escape(it.key()) +
-            "</div><div class=\"v\">" + value_text(*it) + "</div></div>";
+            "</div><div class=\"v\">" + card_text(*it) + "</div></div>";
   if (best.empty() && !curves.val_metrics.empty()) {  // no summary (failed run): the last epoch
     for (const auto& [metric, s] : curves.val_metrics)
       body += "<div class=\"card\"><div class=\"k\">last " + escape(metric) +
@@ -336,18 +336,18 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
                           "peak_rss_mib_all_ranks", "peak_gpu_mib"})
     if (summary.contains(key))
       body += "<div class=\"card\"><div class=\"k\">" + std::string(key) +
-              "</div><div class=\"v\">" + value_text(summary.at(key)) + "</div></div>";
+              "</div><div class=\"v\">" + card_text(summary.at(key)) + "</div></div>";
   body += "</div></section>";
 
   body += curves_section(curves, precision);
-  body += classification_section(curves.best, read_json(run_dir / "best_examples.json"));
+  body += classification_section(curves.best, read_json_or_empty(run_dir / "best_examples.json"));
   body += "<section><details><summary>Resolved config (config.yaml)</summary><pre>" +
           escape(read_text(run_dir / "config.yaml")) + "</pre></details></section>";
   body += "<section><details open><summary>Environment</summary><table>";
   if (env.is_object())
     for (auto it = env.begin(); it != env.end(); ++it)
       body += "<tr><td>" + escape(it.key()) + "</td><td style=\"text-align:left\">" +
-              escape(value_text(*it)) + "</td></tr>";
+              escape(card_text(*it)) + "</td></tr>";
   body += "</table></details></section></main>";
   util::write_file_atomically((run_dir / "report.html").string(),
                               page(name + " - runner report", body));
@@ -360,7 +360,7 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
   std::vector<std::string> metric_names;
   std::vector<json> summaries;
   for (const auto& dir : run_dirs) {
-    summaries.push_back(read_json(dir / "summary.json"));
+    summaries.push_back(read_json_or_empty(dir / "summary.json"));
     const json best = summaries.back().value("best_metrics", json::object());
     for (auto it = best.begin(); it != best.end(); ++it)
       if (std::find(metric_names.begin(), metric_names.end(), it.key()) == metric_names.end())
@@ -379,11 +379,11 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
             (s.contains("seconds") ? "finished" : "unfinished") + "</td>";
     const json best = s.value("best_metrics", json::object());
     for (const auto& m : metric_names)
-      body += "<td>" + (best.contains(m) ? value_text(best.at(m)) : std::string("n/a")) + "</td>";
+      body += "<td>" + (best.contains(m) ? card_text(best.at(m)) : std::string("n/a")) + "</td>";
     body += "<td>" +
-            (s.contains("train_images_per_s") ? value_text(s.at("train_images_per_s"))
+            (s.contains("train_images_per_s") ? card_text(s.at("train_images_per_s"))
                                               : std::string("n/a")) +
-            "</td><td>" + (s.contains("seconds") ? value_text(s.at("seconds")) : "n/a") +
+            "</td><td>" + (s.contains("seconds") ? card_text(s.at("seconds")) : "n/a") +
             "</td></tr>";
     Curves c = read_curves(run_dirs[i]);
     c.train_loss.name = label;

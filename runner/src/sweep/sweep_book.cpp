@@ -32,7 +32,7 @@ PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point
   return row;
 }
 
-json read_json(const fs::path& path) {
+json parse_json_file(const fs::path& path) {
   std::ifstream in(path);
   return json::parse(in, nullptr, /*allow_exceptions=*/false);
 }
@@ -59,7 +59,7 @@ size_t SweepBook::take_earlier_results(const std::string& status) {
   for (size_t i = 0; i < rows_.size(); ++i) {
     const fs::path summary = run_dir(i) / "summary.json";
     if (!fs::exists(summary)) continue;
-    const json s = read_json(summary);
+    const json s = parse_json_file(summary);
     if (!s.is_object()) continue;
     fill_from_summary(rows_[i], s);
     rows_[i].status = status;
@@ -70,7 +70,7 @@ size_t SweepBook::take_earlier_results(const std::string& status) {
 
 void SweepBook::record_exit(size_t i, const ChildExit& exit) {
   const fs::path summary = run_dir(i) / "summary.json";
-  const json s = fs::exists(summary) ? read_json(summary) : json(nullptr);
+  const json s = fs::exists(summary) ? parse_json_file(summary) : json(nullptr);
   if (exit.exit_code == 0 && s.is_object()) {
     fill_from_summary(rows_[i], s);
     rows_[i].status = "done";

@@ -199,6 +199,15 @@ TEST_F(ExperimentConfig, DuplicateKeysAreErrors) {
   EXPECT_EQ(msg, file() + ":11:1: name: duplicate key (each key may appear once in a mapping)");
 }
 
+TEST_F(ExperimentConfig, RawControlCharacterIsAnErrorAtItsPlace) {
+  // A NUL inside a plain scalar: yaml-cpp would hand back other bytes than the file's.
+  const std::string msg =
+      error_of("name: t\nmodel:\n  backbone: small\t" + std::string(1, '\0') + "_cnn\n");
+  EXPECT_EQ(msg, file() +
+                     ":3:19: the file contains the control character 0x00 (only tab and line "
+                     "breaks may appear in YAML text)");
+}
+
 TEST_F(ExperimentConfig, QuotedScalarsStayStrings) {
   std::string yaml = runner::testing::minimal_experiment_yaml();
   yaml.replace(yaml.find("lr: 0.001"), 9, "lr: \"0.001\"");

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The README's two commands on a fresh Debian 12 without a CUDA toolkit, timed part by part.
+#
+#   sudo tests/fresh_machine.sh [ROOT]      (default ROOT: /var/tmp/runner-fresh; ~1 hour on 2 cores)
+#
+# Builds a minimal bookworm root with debootstrap (nothing but `git make ca-certificates` added),
+# clones this repository's committed HEAD into it and runs `make run`, then `make test`, printing
+# the wall time of each part: apt-get, pip, configure, build, the quickstart, then the test
+# build and suite. Too slow for every CI run: run it whenever the dependencies change and put its
+# figures in the README. The root reaches the registries as this machine does: its extra CA
+# certificates (a company proxy's) and its pip/apt proxy settings are copied in, nothing else.
+# Needs root (debootstrap, chroot, mounts) and the debootstrap package.
+set -euo pipefail
+
+root=$(realpath -m "${1:-/var/tmp/runner-fresh}")
+repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "fresh_machine.sh: needs root (debootstrap, chroot, mounts): run it with sudo" >&2
+  exit 2
+fi
+command -v debootstrap > /dev/null || {
+  echo "fresh_machine.sh: debootstrap is missing: apt-get install debootstrap" >&2
+  exit 2
+}
+
+mounts=()
+cleanup() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[$i]}" 2> /dev/null || true; done
+}
+trap cleanup EXIT
+mount_into() {  # mount_into TARGET ARGS...: mounts and remembers it for the cleanup
+  local target=$root$1
+  shift
+  mkdir -p "$target"
+  mount "$@" "$target"
+  mounts+=("$target")
+}
+
+declare -A seconds
+timed() {  # timed NAME COMMAND...: runs COMMAND, records its wall time under NAME
+  local name=$1 start
+  shift
+  start=$(date +%s.%N)
+  echo "=== $name: $*"
+  "$@"
+  seconds[$name]=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+  printf '=== %s: %.0f s\n' "$name" "${seconds[$name]}"
+}
+
+if [ -e "$root" ]; then
+  echo "fresh_machine.sh: $root exists; remove it first (rm -rf $root) for a fresh root" >&2
+  exit 2
+fi
+timed debootstrap debootstrap --variant=minbase bookworm "$root" "$mirror" > /dev/null
+
+# What a machine behind a company proxy carries: its CA certificates and proxy settings.
+mkdir -p "$root/usr/local/share/ca-certificates"
+cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2> /dev/null || true
+[ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
+grep -ls -i 'proxy' /etc/apt/apt.conf.d/* | xargs -r cp -t "$root/etc/apt/apt.conf.d/"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+
+mount_into /proc -t proc proc
+mount_into /sys -t sysfs sys
+mount_into /dev --bind /dev
+mount_into /dev/pts --bind /dev/pts
+mount_into /dev/shm -t tmpfs tmpfs
+mount_into /run -t tmpfs tmpfs
+mount_into /mnt/repo --bind "$repo"
+mount -o remount,bind,ro "$root/mnt/repo"
+
+# The user's shell: a clean environment (no CUDA_HOME, no PATH entry for a toolkit), as root.
+in_root() {
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
+}
+
+timed base-packages in_root 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends git make ca-certificates > /dev/null && update-ca-certificates > /dev/null'
+in_root 'git config --global --add safe.directory /mnt/repo/.git && git config --global --add safe.directory /mnt/repo && git clone -q /mnt/repo /root/runner'
+in_root 'test ! -e /usr/local/cuda && ! command -v nvcc' || {
+  echo "fresh_machine.sh: the fresh root has a CUDA toolkit; it must not" >&2
+  exit 1
+}
+
+# `make run`, part by part (the same make targets it depends on, in its order), then `make test`.
+cd_runner='cd /root/runner &&'
+timed apt in_root "$cd_runner make build/.deps-installed"
+timed pip in_root "$cd_runner make .venv/.requirements-installed"
+timed configure in_root "$cd_runner make build/build.ninja"
+timed build in_root "$cd_runner make build-runner"
+timed quickstart in_root "$cd_runner make run"
+timed test in_root "$cd_runner make test"
+
+run_total=0
+for part in apt pip configure build quickstart; do
+  run_total=$(awk -v a="$run_total" -v b="${seconds[$part]}" 'BEGIN { print a + b }')
+done
+echo
+echo "fresh Debian 12 root, $(nproc) cores, commit $(git -C "$repo" rev-parse --short HEAD):"
+for part in apt pip configure build quickstart; do
+  printf '  make run  %-11s %5.0f s\n' "$part" "${seconds[$part]}"
+done
+printf '  make run  %-11s %5.0f s (%.1f min)\n' total "$run_total" "$(awk -v a="$run_total" 'BEGIN { print a / 60 }')"
+printf '  make test %-11s %5.0f s (%.1f min; builds the tests, then runs the suite)\n' total \
+  "${seconds[test]}" "$(awk -v a="${seconds[test]}" 'BEGIN { print a / 60 }')"
