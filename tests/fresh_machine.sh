@@ -54,13 +54,13 @@ if [ -e "$root" ]; then
   echo "fresh_machine.sh: $root exists; remove it first (rm -rf $root) for a fresh root" >&2
   exit 2
 fi
-timed debootstrap debootstrap --variant=minbase bookworm "$root" "$mirror" > /dev/null
+timed debootstrap bash -c "debootstrap --variant=minbase bookworm '$root' '$mirror' > '$root.debootstrap.log'"
 
 # What a machine behind a company proxy carries: its CA certificates and proxy settings.
 mkdir -p "$root/usr/local/share/ca-certificates"
 cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2> /dev/null || true
 [ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
-grep -ls -i 'proxy' /etc/apt/apt.conf.d/* | xargs -r cp -t "$root/etc/apt/apt.conf.d/"
+{ grep -ls -i 'proxy' /etc/apt/apt.conf.d/* || true; } | xargs -r cp -t "$root/etc/apt/apt.conf.d/"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
 mount_into /proc -t proc proc
