@@ -61,10 +61,11 @@ mkdir -p "$root/usr/local/share/ca-certificates"
 cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2> /dev/null || true
 [ -f /etc/pip.conf ] && cp /etc/pip.conf "$root/etc/pip.conf"
 { grep -ls -i 'proxy' /etc/apt/apt.conf.d/* || true; } | xargs -r cp -t "$root/etc/apt/apt.conf.d/"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+# A machine resolves its own name (Debian's installer writes it into /etc/hosts; SLURM needs it).
+cp /etc/resolv.conf /etc/hosts /etc/hostname "$root/etc/"
 
 mount_into /proc -t proc proc
-mount_into /sys -t sysfs sys
+mount_into /sys --rbind /sys  # with /sys/fs/cgroup, which slurmd needs
 mount_into /dev --bind /dev
 mount_into /dev/pts --bind /dev/pts
 mount_into /dev/shm -t tmpfs tmpfs

@@ -22,7 +22,7 @@ all=$(ready_pids "$TMP/kill.log")
 kill -KILL "$victim"
 timeout 30 tail --pid=$launcher -f /dev/null || fail "launcher still running 30 s after a rank died"
 wait $launcher; code=$?
-[ $code -ne 0 ] || fail "launcher exited 0 after a rank was killed"
+[ $code -eq 1 ] || fail "launcher exit code $code after a rank was killed, expected 1 (a failed run)"
 expect_in "rank 1 (pid $victim) was killed by signal SIGKILL (9)" "$TMP/kill.log"
 expect_in "last .* lines of rank 1" "$TMP/kill.log"
 pids_gone $all

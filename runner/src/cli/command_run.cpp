@@ -2,6 +2,7 @@
 #include <iostream>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 
 #include "cli/command_line.hpp"
@@ -10,12 +11,16 @@
 #include "config/experiment.hpp"
 #include "config/pretrained_source.hpp"
 #include "dist/rendezvous_host.hpp"
+#include "engine/build_parts.hpp"
 #include "engine/device_options.hpp"
 #include "engine/dry_run.hpp"
 #include "engine/run_experiment.hpp"
+#include "engine/shape_checks.hpp"
 #include "launch/spawn.hpp"
 #include "launch/world_env.hpp"
+#include "runner/data/pipeline.hpp"
 #include "runner/error.hpp"
+#include "runner/registries.hpp"
 
 namespace runner::cli {
 namespace {
@@ -56,6 +61,18 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   const int nproc = launch.at("num_processes").get<int>();
   const int nnodes = launch.at("nnodes").get<int>();
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
+  // Data that does not fit the model: one message before any rank starts or writes a folder
+  // (ranks started by torchrun, srun or mpirun check for themselves).
+  if (!inside_world) {
+    // Quietly: the rank that trains logs what the dataset says.
+    const auto level = spdlog::get_level();
+    spdlog::set_level(spdlog::level::warn);
+    engine::check_data_fits_model(
+        e, engine::build_datasets(e),
+        data::build_pipeline(e.doc.at("data").at("train_transforms"), registries().transforms),
+        data::build_pipeline(e.doc.at("data").at("eval_transforms"), registries().transforms));
+    spdlog::set_level(level);
+  }
   if (!inside_world && nproc * nnodes > 1) {
     launch::SpawnOptions so;
     so.executable = launch::self_executable();
@@ -66,6 +83,9 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     so.node_rank = launch.at("node_rank").get<int>();
     so.master_addr = launch.at("master_addr").get<std::string>();
     so.master_port = launch.at("master_port").get<int>();
+    // 0 (the default): a free port, so two runs on one machine do not collide; nodes must
+    // agree on a port, so across nodes it is the conventional 29500.
+    if (so.master_port == 0 && nnodes > 1) so.master_port = 29500;
     std::unique_ptr<dist::RendezvousHost> rendezvous;  // lives until every rank has ended
     so.host_rendezvous = [&](int port) {
       rendezvous = std::make_unique<dist::RendezvousHost>(so.master_addr, port, nproc * nnodes,

@@ -1,5 +1,6 @@
 // runner: one YAML file -> a distributed deep-learning experiment on libtorch.
 
+#include <c10/util/Exception.h>
 #include <spdlog/spdlog.h>
 
 #include <cstring>
@@ -70,6 +71,13 @@ int main(int argc, char** argv) {
   } catch (const runner::Error& e) {
     std::cerr << "runner: error: " << e.what() << "\n";
     return e.exit_code();
+  } catch (const c10::Error& e) {
+    // libtorch's message without its C++ stack frames (a rank's log keeps the whole text).
+    std::string message = e.what_without_backtrace();
+    message = message.substr(0, message.find('\n'));
+    std::cerr << "runner: error: libtorch: " << message
+              << " (the full trace is in the rank's log under the run's logs/)\n";
+    return runner::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "runner: internal error: " << e.what()
               << " (please report it with the command and config that caused it)\n";

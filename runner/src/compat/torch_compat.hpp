@@ -71,8 +71,11 @@ inline std::string torch_version() {
 /// A TCPStore client (or, with is_server, the store host) for the rendezvous.
 inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host, int port,
                                                          bool is_server, int num_workers,
-                                                         std::chrono::milliseconds timeout) {
+                                                         std::chrono::milliseconds timeout,
+                                                         int listen_fd = -1) {
   c10d::TCPStoreOptions options;
+  // A server on a socket the caller bound (dist/listen_socket.hpp), not on every interface.
+  if (is_server && listen_fd >= 0) options.masterListenFd = listen_fd;  // port: the one it bound
   options.port = static_cast<std::uint16_t>(port);
   options.isServer = is_server;
   options.numWorkers = num_workers;

@@ -1,5 +1,8 @@
 #include "config/experiment.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -237,7 +240,8 @@ void validate_experiment(json& doc, const SourceMap& marks) {
       issues.push_back({marks.value_mark("/train/best/metric"), "train.best.metric",
                         "'" + wanted + "' is not a configured metric" +
                             did_you_mean(wanted, names) +
-                            "; add it under metrics: or pick one of the configured ones"});
+                            " (configured: " + fmt::format("{}", fmt::join(names, ", ")) +
+                            "); add it under metrics: or pick one of those"});
     }
   }
   if (!issues.empty()) throw ConfigValidationError(issues);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "dist/listen_socket.hpp"
 #include "dist/world_impl.hpp"
 
 namespace runner::dist {
@@ -15,8 +16,9 @@ RendezvousHost::RendezvousHost(const std::string& master_addr, int port, int wor
     : store_(std::make_unique<Store>()) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   try {
-    store_->tcp =
-        compat::make_tcp_store(master_addr, port, /*is_server=*/true, world_size, timeout);
+    const ListenSocket listener = listen_only_on(master_addr, port);
+    store_->tcp = compat::make_tcp_store(master_addr, listener.port, /*is_server=*/true, world_size,
+                                         timeout, listener.fd);
   } catch (const std::exception& e) {
     throw cannot_host_rendezvous("the launcher", master_addr + ":" + std::to_string(port), e);
   }

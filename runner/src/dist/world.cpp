@@ -13,6 +13,7 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
+#include "dist/listen_socket.hpp"
 #include "dist/world_impl.hpp"
 #include "runner/error.hpp"
 
@@ -89,7 +90,12 @@ c10::intrusive_ptr<c10d::TCPStore> connect_store(const launch::WorldEnv& env,
   check_master_resolves(env);
   const bool host = env.rank == 0 && env.agent_store_prefix.empty();
   try {
-    return compat::make_tcp_store(env.master_addr, env.master_port, host, env.world_size, timeout);
+    if (!host)
+      return compat::make_tcp_store(env.master_addr, env.master_port, false, env.world_size,
+                                    timeout);
+    const ListenSocket listener = listen_only_on(env.master_addr, env.master_port);
+    return compat::make_tcp_store(env.master_addr, listener.port, true, env.world_size, timeout,
+                                  listener.fd);
   } catch (const std::exception& e) {
     if (host) {
       throw cannot_host_rendezvous("rank 0", endpoint_of(env), e);

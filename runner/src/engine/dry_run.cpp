@@ -1,6 +1,7 @@
 #include "engine/dry_run.hpp"
 
 #include "engine/build_parts.hpp"
+#include "engine/shape_checks.hpp"
 #include "runner/data/pipeline.hpp"
 #include "runner/registries.hpp"
 
@@ -19,6 +20,7 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
       data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
   const auto eval_tf =
       data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  check_data_fits_model(e, splits, train_tf, eval_tf);
   auto model = build_model(doc.at("model"), e.dir);
   auto optimizer = build_optimizer(doc.at("optimizer"), *model);
   build_loss(doc.at("loss"));

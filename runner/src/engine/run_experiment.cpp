@@ -22,7 +22,9 @@
 #include "engine/device_options.hpp"
 #include "engine/environment_report.hpp"
 #include "engine/metrics_writer.hpp"
+#include "engine/shape_checks.hpp"
 #include "engine/trainer.hpp"
+#include "launch/world_env.hpp"
 #include "log/logging.hpp"
 #include "log/native_output.hpp"
 #include "log/run_report.hpp"
@@ -191,6 +193,16 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (doc.at("train").at("batch_size") == "auto")
     resolved["train"]["batch_size"] = find_auto_batch_size(e, *world, device, precision);
 
+  // The data, before anything is written: ranks of an external launcher (torchrun, srun,
+  // mpirun) check that it fits the model; `runner run` checked before starting them.
+  data::DatasetSplits splits = build_datasets(e);
+  data::Pipeline train_pipeline =
+      data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+  data::Pipeline eval_pipeline =
+      data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  if (launch::detect_world_env().has_value() && !launch::launched_by_runner())
+    check_data_fits_model(e, splits, train_pipeline, eval_pipeline);
+
   // The run directory: chosen by the main process, known to all. A prediction makes none: it
   // writes its file only (see prediction_dir).
   std::string run_dir;
@@ -210,9 +222,14 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     write_text(fs::path(run_dir) / "env.json", environment_report().dump(2) + "\n");
   }
   world->barrier();
-  if (!options.predict_only)
-    log::set_log_file(
-        (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string());
+  if (!options.predict_only) {
+    const std::string log_file =
+        (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world->rank()) + ".log")).string();
+    log::set_log_file(log_file);
+    // runner's launcher shows a failed rank's last log lines from there.
+    if (const char* where = std::getenv(launch::kLogPathFileVar); where && *where)
+      std::ofstream(where) << fs::absolute(log_file).string() << "\n";
+  }
   // Other ranks log to their file only (their console shows warnings): say who wrote it.
   if (!world->is_main() && !options.predict_only)
     spdlog::info("rank {} of {} (local rank {}), run {}", world->rank(), world->world_size(),
@@ -239,11 +256,9 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   parts.world = world;
   parts.device = device;
   parts.precision = precision;
-  parts.splits = build_datasets(e);
-  parts.train_pipeline =
-      data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
-  parts.eval_pipeline =
-      data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  parts.splits = std::move(splits);
+  parts.train_pipeline = std::move(train_pipeline);
+  parts.eval_pipeline = std::move(eval_pipeline);
   parts.model = build_model(doc.at("model"), e.dir);
   // Every rank reads the file before the trainer makes the ranks' parameters identical.
   // A resumed run or a predict from --checkpoint overwrites the weights anyway.

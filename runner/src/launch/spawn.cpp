@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -101,10 +102,16 @@ class Supervisor {
   Supervisor(const SpawnOptions& options) : options_(options) {}
 
   int run(int master_port) {
+    char dir[] = "/tmp/runner-launch-XXXXXX";
+    if (::mkdtemp(dir) != nullptr) log_paths_dir_ = dir;
     install_signal_handlers();
     start_children(master_port);
     int result = supervise();
     restore_signal_handlers();
+    if (!log_paths_dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(log_paths_dir_, ignored);
+    }
     return result;
   }
 
@@ -143,6 +150,7 @@ class Supervisor {
         {kLaunchedByRunnerVar, "1"},
     };
     if (options_.host_rendezvous) set[kLauncherStoreVar] = "1";
+    if (!log_paths_dir_.empty()) set[kLogPathFileVar] = log_path_file(rank);
     std::vector<std::string> env;
     for (char** entry = environ; *entry != nullptr; ++entry) {
       std::string text = *entry;
@@ -318,24 +326,52 @@ class Supervisor {
     if (interrupted_by_ != 0) return 128 + interrupted_by_;
     if (first_failure_ >= 0) {
       report_failure(children_[static_cast<size_t>(first_failure_)]);
+      // A rank killed by a signal is a failed run (1; the report names the signal), so that
+      // 130 and 143 keep meaning "you interrupted it".
       const RankExit& exit = children_[static_cast<size_t>(first_failure_)].exit;
-      return exit.signal != 0 ? 128 + exit.signal : exit.exit_code;
+      return exit.signal != 0 ? 1 : exit.exit_code;
     }
     return 0;
   }
 
+  std::string log_path_file(int rank) const {
+    return log_paths_dir_ + "/rank" + std::to_string(rank) + ".path";
+  }
+
+  // The last lines of the rank's log file, when the rank said where it is: a rank other than
+  // 0 shows only warnings on its console, so its output alone often ends before the failure.
+  std::vector<std::string> log_tail(const Child& child, std::string& path) const {
+    std::vector<std::string> lines;
+    if (log_paths_dir_.empty()) return lines;
+    std::ifstream where(log_path_file(child.exit.rank));
+    std::getline(where, path);
+    std::ifstream log(path);
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(log, line);) {
+      tail.push_back(line);
+      if (static_cast<int>(tail.size()) > options_.tail_lines) tail.pop_front();
+    }
+    lines.assign(tail.begin(), tail.end());
+    return lines;
+  }
+
   void report_failure(Child& child) {
-    child.exit.last_lines.assign(child.tail.begin(), child.tail.end());
+    std::string path;
+    const auto logged = log_tail(child, path);
+    child.exit.last_lines =
+        logged.empty() ? std::vector<std::string>(child.tail.begin(), child.tail.end()) : logged;
     std::string text = "runner launcher: rank " + std::to_string(child.exit.rank) + " (pid " +
                        std::to_string(child.exit.pid) + ") " + describe_exit(child.exit) +
                        "; stopped the other ranks.\n";
     text += "runner launcher: last " + std::to_string(child.exit.last_lines.size()) +
-            " lines of rank " + std::to_string(child.exit.rank) + ":\n";
+            " lines of rank " + std::to_string(child.exit.rank) +
+            (logged.empty() ? std::string(":\n") : " (" + path + "):\n");
     for (const std::string& line : child.exit.last_lines) text += "  | " + line + "\n";
     write_all(2, text);
   }
 
   const SpawnOptions& options_;
+  std::string log_paths_dir_;  ///< where ranks write their log file's path (kLogPathFileVar)
   std::vector<Child> children_;
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};

@@ -16,6 +16,9 @@ constexpr int kDefaultMasterPort = 29500;
 constexpr const char* kLaunchedByRunnerVar = "RUNNER_LAUNCHED";
 /// Set to 1 by runner's own launcher when it hosts the rendezvous store (ranks join as clients).
 constexpr const char* kLauncherStoreVar = "RUNNER_LAUNCHER_STORE";
+/// A file where a rank spawned by runner's launcher writes the path of its log file, so the
+/// launcher can show a failed rank's last log lines (its console shows warnings only).
+constexpr const char* kLogPathFileVar = "RUNNER_LOG_PATH_FILE";
 
 /// One process's place in the world.
 struct WorldEnv {

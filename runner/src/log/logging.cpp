@@ -51,7 +51,9 @@ void install() {
   }
   auto logger = std::make_shared<spdlog::logger>("runner", sinks.begin(), sinks.end());
   logger->set_level(level);
-  logger->flush_on(spdlog::level::warn);
+  // Every line reaches the file at once: a rank that is killed (-9, OOM) leaves a readable log.
+  // runner logs a few lines per log window, so this costs nothing measurable.
+  logger->flush_on(spdlog::level::trace);
   spdlog::set_default_logger(logger);
 }
 

@@ -116,7 +116,8 @@ TEST(Spawn, KilledRankIsReportedWithTheSignalName) {
   testing::internal::CaptureStderr();
   int code = spawn_ranks(shell_ranks(2, "if [ $RANK = 0 ]; then kill -9 $$; fi; exec sleep 30"));
   std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 128 + SIGKILL);
+  // A failed run (1), the signal named; 128 + N stays for an interrupt of the launcher itself.
+  EXPECT_EQ(code, 1);
   EXPECT_NE(err.find("rank 0"), std::string::npos) << err;
   EXPECT_NE(err.find("SIGKILL"), std::string::npos) << err;
 }

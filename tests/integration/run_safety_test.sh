@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Mistakes caught before a run trains, and runs that do not step on each other: a class count
+# or channel count the model cannot take is one line with exit 2 at --dry-run and at run start;
+# two 2-rank runs started at once on one machine both train (each takes a free port); the
+# rendezvous store of a one-node run listens on loopback only.
+set -eu
+runner=$1
+root=$2
+. "$root/tests/integration/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+data=${MNIST_ROOT:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$data/train-images-idx3-ubyte.gz" ]; then
+  echo "SKIP: Fashion-MNIST not at $data (make deps installs dataset-fashion-mnist)"
+  exit 77
+fi
+write_tiny_experiment "$tmp/tiny.yaml" "$data"
+one_line() {
+  [ "$(grep -c . <<<"$out")" = 1 ] || { echo "FAIL: expected one line, got: $out"; failures=$((failures + 1)); }
+}
+
+# num_classes smaller than the data's classes: the key's file:line, both values, what to set.
+sed 's/num_classes: 10/num_classes: 5/' "$tmp/tiny.yaml" >"$tmp/classes.yaml"
+expect_exit 2 "$runner" run "$tmp/classes.yaml" --dry-run
+expect_output "$tmp/classes.yaml:10:56: model.num_classes 5 but the dataset (mnist) has 10 classes (labels 0..9): set model.num_classes: 10"
+one_line
+# The same at run start, with two ranks: one line, not one per rank, and no run folder.
+expect_exit 2 "$runner" run "$tmp/classes.yaml" -n 2 --set output.root="$tmp/runs"
+expect_output "model.num_classes 5 but the dataset (mnist) has 10 classes"
+one_line
+[ ! -e "$tmp/runs" ] || { echo "FAIL: a refused run made a run folder"; failures=$((failures + 1)); }
+# in_chans that the images do not have after the transforms (here from an override).
+expect_exit 2 "$runner" run "$tmp/tiny.yaml" --set model.in_chans=3 --dry-run
+expect_output "model.in_chans 3 but the training images have 1 channel(s) after data.train_transforms (sample 0 is 28x28x1): set model.in_chans: 1"
+one_line
+expect_exit 2 "$runner" run "$tmp/tiny.yaml" --set model.in_chans=3 --set output.root="$tmp/runs"
+expect_output "model.in_chans 3"
+one_line
+# The best metric must be one of the configured ones, and the error lists them.
+expect_exit 2 "$runner" validate "$tmp/tiny.yaml" --set train.best.metric=f1
+expect_output "train.best.metric: 'f1' is not a configured metric (configured: accuracy, loss)"
+
+# Two 2-rank runs at once: the default port is a free one, so both train. While they run, no
+# runner process listens anywhere but on loopback (the store is unauthenticated).
+for name in a b; do
+  "$runner" run "$tmp/tiny.yaml" -n 2 --set name="$name" --set output.root="$tmp/runs" \
+    --set data.limit.train=2048 >"$tmp/$name.log" 2>&1 &
+  eval "pid_$name=$!"
+done
+listeners=""
+for _ in $(seq 1 100); do
+  pids=$(pgrep -d, -f "runner-engine run $tmp/tiny.yaml" || true)
+  [ -n "$pids" ] && listeners+=$(ss -Hltnp 2>/dev/null | grep -E "pid=($(tr , '|' <<<"$pids"))," || true)$'\n'
+  kill -0 "$pid_a" 2>/dev/null || kill -0 "$pid_b" 2>/dev/null || break
+  sleep 0.1
+done
+wait "$pid_a" && a=0 || a=$?
+wait "$pid_b" && b=0 || b=$?
+[ "$a" = 0 ] && [ "$b" = 0 ] || {
+  echo "FAIL: two runs at once: exit codes $a and $b"
+  tail -5 "$tmp/a.log" "$tmp/b.log"
+  failures=$((failures + 1))
+}
+[ -f "$tmp/runs/a/"*/summary.json ] && [ -f "$tmp/runs/b/"*/summary.json ] ||
+  { echo "FAIL: both runs should have finished with a summary.json"; failures=$((failures + 1)); }
+grep -q . <<<"$listeners" || { echo "FAIL: saw no listening socket of the runs (ss -ltnp)"; failures=$((failures + 1)); }
+if grep -vE '^\s*$' <<<"$listeners" | grep -vqE '127\.0\.0\.1:[0-9]+|\[::1\]:[0-9]+'; then
+  echo "FAIL: a runner process listens beyond loopback:"
+  grep -vE '127\.0\.0\.1:|\[::1\]:' <<<"$listeners" | sort -u | head
+  failures=$((failures + 1))
+fi
+# kill -9 of rank 1 mid-run: the launcher stops the others, names the signal, shows the last
+# lines of rank 1's log (flushed line by line) and exits 1 (a failed run).
+"$runner" run "$tmp/tiny.yaml" -n 2 --set name=killed --set output.root="$tmp/runs" \
+  --set data.limit.train=50000 --set train.log_every_steps=1 >"$tmp/killed.log" 2>&1 &
+launcher=$!
+victim=""
+for _ in $(seq 1 300); do
+  for pid in $(pgrep -P "$launcher" || true); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx RANK=1 && victim=$pid
+  done
+  log=$(ls "$tmp"/runs/killed/*/logs/rank1.log 2>/dev/null || true)
+  [ -n "$victim" ] && [ -n "$log" ] && grep -q "step" "$tmp"/runs/killed/*/logs/rank0.log 2>/dev/null && break
+  sleep 0.1
+done
+if [ -z "$victim" ] || [ -z "$log" ]; then
+  echo "FAIL: rank 1 of the run to kill never started"; cat "$tmp/killed.log"; failures=$((failures + 1))
+else
+  kill -9 "$victim"
+  wait "$launcher" && code=0 || code=$?
+  out=$(cat "$tmp/killed.log")
+  [ "$code" = 1 ] || { echo "FAIL: exit code $code after kill -9 of a rank, expected 1"; failures=$((failures + 1)); }
+  expect_output "rank 1 (pid $victim) was killed by signal SIGKILL (9); stopped the other ranks."
+  expect_output "lines of rank 1 ($(realpath "$log")):"
+  expect_output "rank 1 of 2 (local rank 1)"
+  [ -s "$log" ] || { echo "FAIL: rank 1's log is empty after kill -9"; failures=$((failures + 1)); }
+fi
+finish
