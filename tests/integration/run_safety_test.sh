@@ -69,6 +69,35 @@ if grep -vE '^\s*$' <<<"$listeners" | grep -vqE '127\.0\.0\.1:[0-9]+|\[::1\]:[0-
   grep -vE '127\.0\.0\.1:|\[::1\]:' <<<"$listeners" | sort -u | head
   failures=$((failures + 1))
 fi
+# Resume continues with the config saved in the run folder: a command line that would change
+# what the run was trained with is refused (one line, the key, both values); `--resume RUN_DIR`
+# alone works; an allowed change (train.max_steps) is recorded, config.yaml stays as trained.
+expect_exit 0 "$runner" run "$tmp/tiny.yaml" --set output.root="$tmp/resume" --set train.epochs=2 \
+  --set data.limit.train=640 --set train.max_steps=12
+run_dir=$(ls -d "$tmp"/resume/tiny/*)
+cp "$run_dir/config.yaml" "$tmp/trained_config.yaml"
+expect_exit 2 "$runner" run "$tmp/tiny.yaml" --set output.root="$tmp/resume" --resume
+expect_output "data.limit.train would change from 640 (what the run was trained with, in its config.yaml) to 256"
+one_line
+expect_exit 2 "$runner" run --resume "$run_dir" --set train.batch_size=16
+expect_output "train.batch_size would change from 32"
+one_line
+expect_exit 0 "$runner" run --resume "$run_dir" --set train.max_steps=
+expect_output "resumed from"
+cmp -s "$run_dir/config.yaml" "$tmp/trained_config.yaml" ||
+  { echo "FAIL: a resume rewrote the run's config.yaml"; failures=$((failures + 1)); }
+/usr/bin/python3 - "$run_dir" <<'PY' || failures=$((failures + 1))
+import json, sys
+d = sys.argv[1]
+record = json.load(open(d + "/run.json"))
+changes = [r["changes"] for r in record["resumes"]]
+assert changes == [{"train.max_steps": [12, None]}], f"run.json resumes: {changes}"
+commands = open(d + "/command.txt").read().splitlines()
+assert len(commands) == 2 and "--resume" in commands[1], f"command.txt: {commands}"
+steps = json.load(open(d + "/summary.json"))["optimizer_steps"]
+assert steps == 40, f"2 epochs of 640 images at 32 should be 40 optimizer steps, got {steps}"
+PY
+
 # kill -9 of rank 1 mid-run: the launcher stops the others, names the signal, shows the last
 # lines of rank 1's log (flushed line by line) and exits 1 (a failed run).
 "$runner" run "$tmp/tiny.yaml" -n 2 --set name=killed --set output.root="$tmp/runs" \
@@ -80,9 +109,10 @@ for _ in $(seq 1 300); do
     tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx RANK=1 && victim=$pid
   done
   log=$(ls "$tmp"/runs/killed/*/logs/rank1.log 2>/dev/null || true)
-  [ -n "$victim" ] && [ -n "$log" ] && grep -q "step" "$tmp"/runs/killed/*/logs/rank0.log 2>/dev/null && break
+  [ -n "$victim" ] && [ -n "$log" ] && grep -q "model small_cnn" "$tmp"/runs/killed/*/logs/rank0.log 2>/dev/null && break
   sleep 0.1
 done
+sleep 2  # into the training steps (the run takes ~30 s)
 if [ -z "$victim" ] || [ -z "$log" ]; then
   echo "FAIL: rank 1 of the run to kill never started"; cat "$tmp/killed.log"; failures=$((failures + 1))
 else

@@ -10,6 +10,7 @@
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
 #include "config/pretrained_source.hpp"
+#include "config/resume_plan.hpp"
 #include "dist/rendezvous_host.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/device_options.hpp"
@@ -106,11 +107,14 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
 
 int command_run(const Args& args) {
   CommandLine cl(
-      "run", "EXPERIMENT.yaml [--set KEY=VALUE]... [--dry-run] [--resume [RUN_DIR]]",
+      "run", "EXPERIMENT.yaml [--set KEY=VALUE]... [--dry-run] | --resume RUN_DIR [--set ...]",
       "Validates the experiment, starts its ranks (or joins a world started by torchrun,\n"
       "srun or mpirun) and trains, keeping the best checkpoint, then predicts.\n"
       "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
-      "grad_accum_steps.");
+      "grad_accum_steps.\n"
+      "--resume continues a stopped run with the config saved in its folder; only\n"
+      "train.epochs, train.max_steps, train.log_every_steps, train.early_stopping.*, launch.*,\n"
+      "log_level, predict.* and output.tensorboard may change (recorded in its run.json).");
   add_run_flags(cl);
   add_config_dir_flag(cl);
   cl.flag("dry-run", nullptr,
@@ -120,20 +124,35 @@ int command_run(const Args& args) {
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
+  const bool resume = cl.values().count("resume") > 0;
+  engine::RunOptions options;
+  options.command_line = joined("run", args);
+  if (resume) {
+    // The run folder is the source of truth: its saved config, changed only where a stopped
+    // run may change (config::plan_resume refuses the rest).
+    if (files.size() > 1)
+      throw ConfigError("runner run --resume: give at most one experiment file");
+    auto plan = config::plan_resume(files.empty() ? "" : files[0], cl.get<std::string>("resume"),
+                                    run_overrides(cl), config_dir(cl));
+    if (cl.has("dry-run")) {
+      engine::dry_run(plan.experiment, std::cout);
+      return 0;
+    }
+    options.resume = true;
+    options.resume_dir = plan.run_dir;
+    options.resume_changes = plan.changes;
+    return run_or_spawn(plan.experiment, "run", args, options);
+  }
   if (files.size() != 1)
-    throw ConfigError("runner run: give one experiment file; see 'runner run --help'");
+    throw ConfigError(
+        "runner run: give one experiment file (or --resume RUN_DIR); see 'runner "
+        "run --help'");
   auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
   // Missing weights are a config error here, before any rank starts; a resume has its weights.
-  if (!cl.values().count("resume")) config::resolve_pretrained(experiment);
+  config::resolve_pretrained(experiment);
   if (cl.has("dry-run")) {
     engine::dry_run(experiment, std::cout);
     return 0;
-  }
-  engine::RunOptions options;
-  options.command_line = joined("run", args);
-  if (cl.values().count("resume")) {
-    options.resume = true;
-    options.resume_dir = cl.get<std::string>("resume");
   }
   return run_or_spawn(experiment, "run", args, options);
 }

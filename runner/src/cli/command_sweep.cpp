@@ -48,6 +48,9 @@ int command_sweep(const Args& args) {
             "Run nothing: write the summary of what has finished (with --wait: after the "
             "queued points end)")
       .flag("dry-run", nullptr, "Validate and list the points (id and overrides), run nothing")
+      .flag("rerun", nullptr,
+            "Replace earlier results: every point runs again (a finished point whose config "
+            "differs from what it would run now is refused without it)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
@@ -68,6 +71,7 @@ int command_sweep(const Args& args) {
   }
   options.wait = cl.has("wait");
   options.summary_only = cl.has("summary");
+  options.rerun = cl.has("rerun");
   const auto s = config::load_sweep(files[0], run_overrides(cl));
   std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
             << sweep::sweep_dir(s) << "\n";

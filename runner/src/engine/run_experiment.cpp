@@ -31,6 +31,7 @@
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
+#include "util/atomic_file.hpp"
 #include "util/cpu_cores.hpp"
 
 namespace runner::engine {
@@ -72,32 +73,10 @@ std::string timestamp() {
   return ss.str();
 }
 
-// The newest run directory of experiment `name` under `root`.
-std::string newest_run(const std::string& root, const std::string& name) {
-  const fs::path dir = fs::path(root) / name;
-  std::string best;
-  if (fs::is_directory(dir))
-    for (const auto& entry : fs::directory_iterator(dir))
-      if (fs::exists(entry.path() / "checkpoints" / "last.pt") && entry.path().string() > best)
-        best = entry.path().string();
-  if (best.empty())
-    throw ConfigError("--resume: no run of '" + name + "' with checkpoints/last.pt under " +
-                      dir.string() + "; give the run directory: --resume runs/" + name +
-                      "/<timestamp>");
-  return best;
-}
-
 std::string choose_run_dir(const json& doc, const RunOptions& options) {
   const json& output = doc.at("output");
   const std::string name = doc.at("name").get<std::string>();
-  if (options.resume) {
-    const std::string dir = options.resume_dir.empty()
-                                ? newest_run(output.at("root").get<std::string>(), name)
-                                : options.resume_dir;
-    if (!fs::exists(fs::path(dir) / "checkpoints" / "last.pt"))
-      throw ConfigError("--resume " + dir + ": no checkpoints/last.pt there to continue from");
-    return dir;
-  }
+  if (options.resume) return options.resume_dir;  // config::plan_resume checked it
   if (!output.at("run_dir").is_null()) return output.at("run_dir").get<std::string>();
   fs::path dir = fs::path(output.at("root").get<std::string>()) / name / timestamp();
   for (int n = 1; fs::exists(dir); ++n)
@@ -216,10 +195,24 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main() && !options.predict_only) {
     fs::create_directories(fs::path(run_dir) / "logs");
     fs::create_directories(fs::path(run_dir) / "checkpoints");
-    write_text(fs::path(run_dir) / "config.yaml",
-               config::to_yaml(doc, config::experiment_key_order()));
-    write_text(fs::path(run_dir) / "command.txt", options.command_line + "\n");
-    write_text(fs::path(run_dir) / "env.json", environment_report().dump(2) + "\n");
+    const fs::path dir(run_dir);
+    if (options.resume) {
+      // config.yaml stays what the run was trained with; run.json records what this resume
+      // changed, command.txt every command that ran the folder.
+      std::ifstream in(dir / "run.json");
+      json record = in ? json::parse(in, nullptr, false) : json::object();
+      if (record.is_discarded()) record = json::object();
+      util::write_file_atomically(
+          (dir / "run.json").string(),
+          config::with_resume(record, options.command_line, options.resume_changes).dump(2) + "\n");
+      std::ofstream(dir / "command.txt", std::ios::app) << options.command_line << "\n";
+    } else {
+      write_text(dir / "config.yaml", config::to_yaml(doc, config::experiment_key_order()));
+      write_text(dir / "command.txt", options.command_line + "\n");
+      util::write_file_atomically((dir / "run.json").string(),
+                                  config::new_run_record(e).dump(2) + "\n");
+    }
+    write_text(dir / "env.json", environment_report().dump(2) + "\n");
   }
   world->barrier();
   if (!options.predict_only) {

@@ -3,16 +3,19 @@
 // keep the best weights and predict. `runner run` calls it in every rank process.
 
 #include <string>
+#include <vector>
 
 #include "config/experiment.hpp"
+#include "config/resume_plan.hpp"
 
 namespace runner::engine {
 
 struct RunOptions {
-  bool resume = false;         ///< continue a stopped run (checkpoints/last.pt of resume_dir)
-  std::string resume_dir;      ///< "" with resume: the newest run of this experiment
-  std::string command_line;    ///< saved in the run directory
-  bool predict_only = false;   ///< `runner predict`: no training
+  bool resume = false;     ///< continue a stopped run (checkpoints/last.pt of resume_dir)
+  std::string resume_dir;  ///< the run folder to continue (config::plan_resume chose it)
+  std::vector<config::KeyChange> resume_changes;  ///< recorded in the run's run.json
+  std::string command_line;                       ///< saved in the run directory
+  bool predict_only = false;                      ///< `runner predict`: no training
   std::string checkpoint;      ///< predict_only: weights to load ("" = model.pretrained)
   std::string predict_output;  ///< predict_only: output file ("" = predict.output)
 };

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "config/resume_plan.hpp"
+#include "config/yaml_json.hpp"
 #include "log/run_report.hpp"
+#include "runner/error.hpp"
 
 namespace runner::sweep {
 namespace {
@@ -61,11 +65,40 @@ size_t SweepBook::take_earlier_results(const std::string& status) {
     if (!fs::exists(summary)) continue;
     const json s = parse_json_file(summary);
     if (!s.is_object()) continue;
+    check_same_config(i);
     fill_from_summary(rows_[i], s);
     rows_[i].status = status;
     ++found;
   }
   return found;
+}
+
+void SweepBook::check_same_config(size_t i) const {
+  const fs::path saved_path = run_dir(i) / "config.yaml";
+  std::ifstream in(saved_path);
+  if (!in) return;  // a result without its config (older runner): nothing to compare
+  std::stringstream text;
+  text << in.rdbuf();
+  config::SourceMap marks;
+  const json saved = config::parse_yaml(text.str(), saved_path.string(), marks);
+  const auto& point = sweep_.points.at(i);
+  for (const auto& change : config::differing_keys(saved, point.experiment)) {
+    // Where the point ran and how it was spread over this machine do not change its answer.
+    if (change.key.rfind("output.", 0) == 0 || change.key == "launch.master_port" ||
+        change.key == "launch.threads_per_process" || change.key == "launch.gpu_ids" ||
+        change.key == "log_level" || change.to == "auto")
+      continue;
+    throw ConfigError("sweep " + sweep_.name + ": point " + point.id +
+                      " finished earlier with another config: " + change.key + " was " +
+                      change.from.dump() + ", now " + change.to.dump() + " (" +
+                      saved_path.string() +
+                      "); give the sweep another name or output folder, "
+                      "or run it again with --rerun to replace its results");
+  }
+}
+
+void SweepBook::forget_earlier_results() {
+  for (size_t i = 0; i < rows_.size(); ++i) fs::remove_all(run_dir(i));
 }
 
 void SweepBook::record_exit(size_t i, const ChildExit& exit) {

@@ -28,8 +28,12 @@ class SweepBook {
 
   /// Marks every point whose folder holds a readable summary.json done with its results:
   /// "done (earlier run)" when this sweep goes on to run others (a resume), else "done";
-  /// returns how many.
+  /// returns how many. A finished point whose saved config.yaml differs from what the point
+  /// would run now (other overrides, an edited base file) is a ConfigError naming the first
+  /// differing key: its results answer another question.
   size_t take_earlier_results(const std::string& status = "done (earlier run)");
+  /// Removes every point's folder (`runner sweep --rerun`): the sweep runs from scratch.
+  void forget_earlier_results();
   /// Records how point i's run ended: done (its summary.json is read) or failed, with the exit
   /// and the error line of its output as the reason (also written to its failure.txt).
   void record_exit(size_t i, const ChildExit& exit);
@@ -50,6 +54,9 @@ class SweepBook {
   int finish() const;
 
  private:
+  /// Throws ConfigError when point i's saved config.yaml differs from what it would run now.
+  void check_same_config(size_t i) const;
+
   const config::Sweep& sweep_;
   std::filesystem::path dir_;
   std::string metric_;

@@ -38,6 +38,14 @@ int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
           options.sweep_file));
   }
   const int parallel = options.parallel > 0 ? options.parallel : sweep.parallel;
+  if (options.rerun && !options.summary_only) {
+    if (executor == "slurm")
+      throw ConfigError(
+          "runner sweep --rerun: works with the local executor; to run a SLURM "
+          "sweep again from scratch, remove " +
+          book.dir().string());
+    book.forget_earlier_results();
+  }
   if (executor == "slurm") {
     SlurmExecutorOptions slurm;
     slurm.executable = options.executable;

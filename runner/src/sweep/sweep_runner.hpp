@@ -17,6 +17,7 @@ struct SweepRunOptions {
   int parallel = 0;           ///< points at once (0: the sweep file's)
   bool wait = false;          ///< slurm: follow the array to its end
   bool summary_only = false;  ///< run nothing: summarize what has finished
+  bool rerun = false;         ///< forget earlier results: every point runs again
   int gpu_count = 0;          ///< CUDA devices here (local points on CUDA get their own)
 };
 

@@ -1,0 +1,53 @@
+#pragma once
+// What `runner run --resume` continues with. The run folder is the source of truth: its saved
+// config.yaml (plus the changes earlier resumes recorded in run.json) is the config the run was
+// trained with; a command line may change only what a stopped run can take (train longer,
+// relaunch elsewhere, log differently), and anything else is refused with the first key that
+// would change.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/experiment.hpp"
+
+namespace runner::config {
+
+/// One key a resume changes: its dotted path and the values before and after.
+struct KeyChange {
+  std::string key;
+  nlohmann::json from, to;
+};
+
+struct ResumePlan {
+  std::string run_dir;
+  Experiment experiment;           ///< what continues (relative paths: the run's config folder)
+  std::vector<KeyChange> changes;  ///< against what the run last ran with
+};
+
+/// Every leaf where `to` differs from `from`, in key order (a list counts as one value).
+std::vector<KeyChange> differing_keys(const nlohmann::json& from, const nlohmann::json& to);
+
+/// Keys (dotted, prefixes ending in '.') a resumed run may change.
+const std::vector<std::string>& keys_a_resume_may_change();
+
+/// The newest run folder of experiment `name` under `root` that has checkpoints/last.pt;
+/// throws ConfigError saying where it looked.
+std::string newest_run_with_checkpoint(const std::string& root, const std::string& name);
+
+/// Plans `runner run [FILE] --resume [RUN_DIR] [overrides]`: `file` may be empty (then the
+/// run's own config is the base of the overrides), `run_dir` may be empty (then the newest run of
+/// the file's experiment). Throws ConfigError (exit 2) naming the first key that would change
+/// and may not, or what is missing from the run folder.
+ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
+                       const std::vector<std::string>& overrides, const std::string& config_dir);
+
+/// The run.json of a new run: where its config's relative paths resolve and from which file.
+nlohmann::json new_run_record(const Experiment& e);
+
+/// `record` (a run.json) with this resume appended: its time, command line and changes.
+nlohmann::json with_resume(nlohmann::json record, const std::string& command,
+                           const std::vector<KeyChange>& changes);
+
+}  // namespace runner::config
