@@ -98,6 +98,16 @@ steps = json.load(open(d + "/summary.json"))["optimizer_steps"]
 assert steps == 40, f"2 epochs of 640 images at 32 should be 40 optimizer steps, got {steps}"
 PY
 
+# Predict from the run folder: the config it was trained with (no experiment file, no
+# overrides again), its best weights by default, into RUN_DIR/predictions/.
+expect_exit 0 "$runner" predict "$run_dir" --split val
+[ "$(wc -l <"$run_dir/predictions/submission.csv")" = 129 ] ||
+  { echo "FAIL: predict RUN_DIR --split val should write 128 rows to $run_dir/predictions/submission.csv"; failures=$((failures + 1)); }
+expect_exit 0 "$runner" predict "$run_dir" --checkpoint last --output "$tmp/last.csv"
+[ -s "$tmp/last.csv" ] || { echo "FAIL: predict --checkpoint last --output wrote nothing"; failures=$((failures + 1)); }
+expect_exit 2 "$runner" predict "$tmp/tiny.yaml" --checkpoint best
+expect_output "best and last name a run folder's checkpoints"
+
 # kill -9 of rank 1 mid-run: the launcher stops the others, names the signal, shows the last
 # lines of rank 1's log (flushed line by line) and exits 1 (a failed run).
 "$runner" run "$tmp/tiny.yaml" -n 2 --set name=killed --set output.root="$tmp/runs" \

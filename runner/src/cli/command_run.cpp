@@ -159,30 +159,63 @@ int command_run(const Args& args) {
 
 int command_predict(const Args& args) {
   CommandLine cl(
-      "predict", "EXPERIMENT.yaml [--checkpoint PATH] [--output FILE] [--set KEY=VALUE]...",
-      "Predicts the experiment's predict.split (test by default) on any number of ranks\n"
-      "and writes predict.output in predict.format. Without --checkpoint the model uses\n"
-      "the weights model.pretrained names (a timm checkpoint can be evaluated directly).");
+      "predict",
+      "RUN_DIR [--checkpoint best|last|PATH] [--split test|val] [--output FILE] | "
+      "EXPERIMENT.yaml [--checkpoint PATH] [--output FILE] [--set KEY=VALUE]...",
+      "Predicts a split (predict.split: test by default) on any number of ranks and writes\n"
+      "predict.output in predict.format. Given a run folder, it uses the config the run was\n"
+      "trained with and its best checkpoint (--checkpoint last for last.pt), and writes into\n"
+      "RUN_DIR/predictions/. Given an experiment file without --checkpoint, the model uses the\n"
+      "weights model.pretrained names (a timm checkpoint can be evaluated directly), and the\n"
+      "file goes to the working folder.");
   add_run_flags(cl);
   add_config_dir_flag(cl);
   cl.flag("checkpoint", po::value<std::string>(),
-          "A runner checkpoint (checkpoints/best.pt or last.pt)")
+          "best, last (of the run folder) or a checkpoint file (RUN/checkpoints/best.pt)")
+      .flag("split", po::value<std::string>(), "test or val (predict.split)")
       .flag("output", po::value<std::string>(),
-            "Output file (default: predict.output in the run directory)")
+            "Output file (default: predict.output, in RUN_DIR/predictions/ for a run's weights)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
   if (files.size() != 1)
-    throw ConfigError("runner predict: give one experiment file; see 'runner predict --help'");
+    throw ConfigError(
+        "runner predict: give a run folder or an experiment file; see 'runner predict --help'");
   auto overrides = run_overrides(cl);
-  auto experiment = config::load_experiment(files[0], overrides, config_dir(cl));
-  if (!cl.has("checkpoint")) config::resolve_pretrained(experiment);
+  if (cl.has("split")) {
+    const auto split = cl.get<std::string>("split");
+    if (split != "test" && split != "val")
+      throw ConfigError("runner predict: --split " + split + ": expected test or val");
+    overrides.push_back("predict.split=" + split);
+  }
   engine::RunOptions options;
   options.command_line = joined("predict", args);
   options.predict_only = true;
-  if (cl.has("checkpoint")) options.checkpoint = cl.get<std::string>("checkpoint");
   if (cl.has("output"))
     options.predict_output = std::filesystem::absolute(cl.get<std::string>("output")).string();
+  std::string checkpoint = cl.has("checkpoint") ? cl.get<std::string>("checkpoint") : "";
+  if (config::is_run_folder(files[0])) {
+    // The run folder is the source of truth: the config it was trained with, its weights.
+    auto experiment = config::load_run_experiment(files[0], overrides, config_dir(cl));
+    const auto dir = std::filesystem::path(files[0]) / "checkpoints";
+    if (checkpoint.empty()) checkpoint = std::filesystem::exists(dir / "best.pt") ? "best" : "last";
+    if (checkpoint == "best" || checkpoint == "last") {
+      const auto file = dir / (checkpoint + ".pt");
+      if (!std::filesystem::exists(file))
+        throw ConfigError("runner predict " + files[0] + ": no checkpoints/" + checkpoint +
+                          ".pt in the run folder (did the run save one?)");
+      checkpoint = file.string();
+    }
+    options.checkpoint = checkpoint;
+    return run_or_spawn(experiment, "predict", args, options);
+  }
+  auto experiment = config::load_experiment(files[0], overrides, config_dir(cl));
+  if (checkpoint == "best" || checkpoint == "last")
+    throw ConfigError("runner predict --checkpoint " + checkpoint +
+                      ": best and last name a run folder's checkpoints; give the run folder "
+                      "(runner predict RUN_DIR) or a checkpoint file");
+  if (checkpoint.empty()) config::resolve_pretrained(experiment);
+  options.checkpoint = checkpoint;
   return run_or_spawn(experiment, "predict", args, options);
 }
 

@@ -112,32 +112,15 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
         newest_run_with_checkpoint(wanted->doc.at("output").at("root").get<std::string>(),
                                    wanted->doc.at("name").get<std::string>());
   }
-  const fs::path saved_config = fs::path(plan.run_dir) / "config.yaml";
   if (!fs::exists(fs::path(plan.run_dir) / "checkpoints" / "last.pt"))
     throw ConfigError("--resume " + plan.run_dir +
                       ": no checkpoints/last.pt there to continue from");
-  if (!fs::exists(saved_config))
-    throw ConfigError("--resume " + plan.run_dir +
-                      ": no config.yaml there (is it a run folder?); runs keep the config they "
-                      "ran with in it");
 
   // The run's config as it last ran: config.yaml, then the changes of earlier resumes.
-  const json record = read_record(plan.run_dir);
-  std::string dir = config_dir;
-  if (dir.empty() && record.contains("config_dir"))
-    dir = record.at("config_dir").get<std::string>();
-  if (dir.empty() && wanted) dir = wanted->dir;
-  if (dir.empty()) dir = fs::current_path().string();
-  Experiment saved = load_experiment(saved_config.string(), {}, dir);
-  for (const auto& resume : record.value("resumes", json::array()))
-    for (auto it = resume.value("changes", json::object()).begin();
-         it != resume.value("changes", json::object()).end(); ++it) {
-      std::string pointer = "/" + it.key();
-      for (auto& c : pointer)
-        if (c == '.') c = '/';
-      saved.doc[json::json_pointer(pointer)] = it.value().at(1);
-    }
-  if (!wanted) wanted = load_experiment(saved_config.string(), overrides, dir);
+  const Experiment saved =
+      load_run_experiment(plan.run_dir, {}, config_dir, wanted ? wanted->dir : "");
+  const std::string dir = saved.dir;
+  if (!wanted) wanted = load_run_experiment(plan.run_dir, overrides, dir);
 
   plan.changes = differing_keys(saved.doc, wanted->doc);
   for (const auto& change : plan.changes) {
@@ -161,6 +144,35 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
     if (c.key != "output.run_dir" && c.key != "output.root") recorded.push_back(c);
   plan.changes = recorded;
   return plan;
+}
+
+bool is_run_folder(const std::string& path) {
+  return fs::is_directory(path) && fs::exists(fs::path(path) / "config.yaml");
+}
+
+Experiment load_run_experiment(const std::string& run_dir,
+                               const std::vector<std::string>& overrides,
+                               const std::string& config_dir, const std::string& fallback_dir) {
+  const fs::path saved_config = fs::path(run_dir) / "config.yaml";
+  if (!fs::exists(saved_config))
+    throw ConfigError(run_dir +
+                      ": no config.yaml there (is it a run folder?); runs keep the config they "
+                      "ran with in it");
+  const json record = read_record(run_dir);
+  std::string dir = config_dir;
+  if (dir.empty() && record.contains("config_dir"))
+    dir = record.at("config_dir").get<std::string>();
+  if (dir.empty()) dir = fallback_dir;
+  if (dir.empty()) dir = fs::current_path().string();
+  // The changes earlier resumes recorded (what the run last ran with), then these overrides.
+  std::vector<std::string> texts;
+  for (const auto& resume : record.value("resumes", json::array())) {
+    const json changes = resume.value("changes", json::object());
+    for (auto it = changes.begin(); it != changes.end(); ++it)
+      texts.push_back(it.key() + "=" + it.value().at(1).dump());
+  }
+  texts.insert(texts.end(), overrides.begin(), overrides.end());
+  return load_experiment(saved_config.string(), texts, dir);
 }
 
 json new_run_record(const Experiment& e) {

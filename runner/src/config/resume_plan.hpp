@@ -43,6 +43,17 @@ std::string newest_run_with_checkpoint(const std::string& root, const std::strin
 ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
                        const std::vector<std::string>& overrides, const std::string& config_dir);
 
+/// Whether `path` is a run folder (it holds the config.yaml a run saved).
+bool is_run_folder(const std::string& path);
+
+/// The experiment a run folder last ran: its config.yaml with the changes its resumes recorded,
+/// `overrides` applied on top, relative paths resolving against `config_dir` when given, else
+/// the folder run.json recorded, else `fallback_dir`. Throws ConfigError when it has none.
+Experiment load_run_experiment(const std::string& run_dir,
+                               const std::vector<std::string>& overrides = {},
+                               const std::string& config_dir = "",
+                               const std::string& fallback_dir = "");
+
 /// The run.json of a new run: where its config's relative paths resolve and from which file.
 nlohmann::json new_run_record(const Experiment& e);
 
