@@ -62,19 +62,16 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   const int nproc = launch.at("num_processes").get<int>();
   const int nnodes = launch.at("nnodes").get<int>();
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
-  // Data that does not fit the model: one message before any rank starts or writes a folder
-  // (ranks started by torchrun, srun or mpirun check for themselves).
-  if (!inside_world) {
-    // Quietly: the rank that trains logs what the dataset says.
+  if (!inside_world && nproc * nnodes > 1) {
+    // Data that does not fit the model: one message before any rank starts, not one per rank
+    // (a single process checks for itself, before it writes anything).
     const auto level = spdlog::get_level();
-    spdlog::set_level(spdlog::level::warn);
+    spdlog::set_level(spdlog::level::warn);  // quietly: the ranks log what the dataset says
     engine::check_data_fits_model(
         e, engine::build_datasets(e),
         data::build_pipeline(e.doc.at("data").at("train_transforms"), registries().transforms),
         data::build_pipeline(e.doc.at("data").at("eval_transforms"), registries().transforms));
     spdlog::set_level(level);
-  }
-  if (!inside_world && nproc * nnodes > 1) {
     launch::SpawnOptions so;
     so.executable = launch::self_executable();
     so.args = Args{command};

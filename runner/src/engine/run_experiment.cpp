@@ -172,14 +172,15 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (doc.at("train").at("batch_size") == "auto")
     resolved["train"]["batch_size"] = find_auto_batch_size(e, *world, device, precision);
 
-  // The data, before anything is written: ranks of an external launcher (torchrun, srun,
-  // mpirun) check that it fits the model; `runner run` checked before starting them.
+  // The data, before anything is written: a single process and the ranks of an external
+  // launcher (torchrun, srun, mpirun) check that it fits the model; runner's own launcher
+  // checked before starting its ranks.
   data::DatasetSplits splits = build_datasets(e);
   data::Pipeline train_pipeline =
       data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
   data::Pipeline eval_pipeline =
       data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
-  if (launch::detect_world_env().has_value() && !launch::launched_by_runner())
+  if (!launch::launched_by_runner())
     check_data_fits_model(e, splits, train_pipeline, eval_pipeline);
 
   // The run directory: chosen by the main process, known to all. A prediction makes none: it
