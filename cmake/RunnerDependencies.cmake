@@ -11,19 +11,22 @@ execute_process(
           "import os, torch, torch.utils; print(torch.utils.cmake_prefix_path); print(torch.__version__); print(torch.version.cuda or ''); print(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), 'nvidia'))"
   OUTPUT_VARIABLE RUNNER_TORCH_FACTS OUTPUT_STRIP_TRAILING_WHITESPACE
   RESULT_VARIABLE RUNNER_TORCH_FOUND ERROR_QUIET)
-if(NOT RUNNER_TORCH_FOUND EQUAL 0)
+if(RUNNER_TORCH_FOUND EQUAL 0)
+  string(REPLACE "\n" ";" RUNNER_TORCH_FACTS "${RUNNER_TORCH_FACTS}")
+  list(GET RUNNER_TORCH_FACTS 0 RUNNER_TORCH_PREFIX)
+  list(GET RUNNER_TORCH_FACTS 1 RUNNER_TORCH_VERSION)
+  list(GET RUNNER_TORCH_FACTS 2 RUNNER_TORCH_CUDA)
+  list(GET RUNNER_TORCH_FACTS 3 RUNNER_TORCH_NVIDIA_DIR)
+  if(NOT Torch_DIR)
+    list(APPEND CMAKE_PREFIX_PATH ${RUNNER_TORCH_PREFIX})
+  endif()
+  include(RunnerCudaToolkit)
+elseif(NOT Torch_DIR)
   message(FATAL_ERROR "no torch package in ${RUNNER_PYTHON}: run `make deps` (creates .venv from "
                       "requirements.txt), or pass -DRUNNER_PYTHON=/path/to/python")
 endif()
-string(REPLACE "\n" ";" RUNNER_TORCH_FACTS "${RUNNER_TORCH_FACTS}")
-list(GET RUNNER_TORCH_FACTS 0 RUNNER_TORCH_PREFIX)
-list(GET RUNNER_TORCH_FACTS 1 RUNNER_TORCH_VERSION)
-list(GET RUNNER_TORCH_FACTS 2 RUNNER_TORCH_CUDA)
-list(GET RUNNER_TORCH_FACTS 3 RUNNER_TORCH_NVIDIA_DIR)
-if(NOT Torch_DIR)
-  list(APPEND CMAKE_PREFIX_PATH ${RUNNER_TORCH_PREFIX})
-endif()
-include(RunnerCudaToolkit)
+# A -DTorch_DIR without a Python torch (an unpacked libtorch): its CMake config finds its own
+# CUDA toolkit, as it did before RunnerCudaToolkit.cmake.
 find_package(Torch REQUIRED)
 # The wheel's torch/lib (inside the project when it is .venv, so CMake's link-path RPATH skips
 # it): installed binaries name it, to run against the libtorch they were built with.
