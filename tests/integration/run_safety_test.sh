@@ -108,6 +108,25 @@ expect_exit 0 "$runner" predict "$run_dir" --checkpoint last --output "$tmp/last
 expect_exit 2 "$runner" predict "$tmp/tiny.yaml" --checkpoint best
 expect_output "best and last name a run folder's checkpoints"
 
+# Metrics after a resume: the steps a stopped run went on to after its last checkpoint are
+# written again by the resumed run, and appear once. (The stop after the checkpoint is made
+# by putting back an earlier last.pt.)
+expect_exit 0 "$runner" run "$tmp/tiny.yaml" --set output.root="$tmp/again" --set train.epochs=2 \
+  --set data.limit.train=640 --set train.max_steps=20 --set train.log_every_steps=1
+again=$(ls -d "$tmp"/again/tiny/*)
+cp "$again/checkpoints/last.pt" "$tmp/last20.pt"
+expect_exit 0 "$runner" run --resume "$again" --set train.max_steps=
+cp "$tmp/last20.pt" "$again/checkpoints/last.pt"
+expect_exit 0 "$runner" run --resume "$again"
+/usr/bin/python3 - "$again" <<'PY' || failures=$((failures + 1))
+import csv, json, sys
+d = sys.argv[1]
+steps = [r["step"] for r in map(json.loads, open(d + "/metrics.jsonl")) if r["kind"] == "step"]
+assert steps == list(range(1, 41)), f"metrics.jsonl step records after two resumes: {steps}"
+rows = [int(r["step"]) for r in csv.DictReader(open(d + "/metrics.csv")) if r["kind"] == "step"]
+assert rows == list(range(1, 41)), f"metrics.csv step rows after two resumes: {rows}"
+PY
+
 # kill -9 of rank 1 mid-run: the launcher stops the others, names the signal, shows the last
 # lines of rank 1's log (flushed line by line) and exits 1 (a failed run).
 "$runner" run "$tmp/tiny.yaml" -n 2 --set name=killed --set output.root="$tmp/runs" \

@@ -2,9 +2,12 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "log/tfevents_writer.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::engine {
 
@@ -21,6 +24,7 @@ MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string
               "scale", "images_per_s", "data_wait", "peak_rss_mib", "val_loss"};
   for (const auto& m : metric_names)
     if (m != "loss") columns_.push_back("val_" + m);
+  run_dir_ = run_dir;
   const fs::path dir(run_dir);
   const bool fresh_csv = !fs::exists(dir / "metrics.csv");
   jsonl_.open(dir / "metrics.jsonl", std::ios::app);
@@ -33,6 +37,45 @@ MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string
 }
 
 MetricsWriter::~MetricsWriter() = default;
+
+void MetricsWriter::drop_records_after(int64_t step) {
+  namespace fs = std::filesystem;
+  const fs::path dir(run_dir_);
+  jsonl_.close();
+  csv_.close();
+  // metrics.jsonl: keep the records of steps up to `step` (each line is one JSON object).
+  std::string kept;
+  {
+    std::ifstream in(dir / "metrics.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (record.is_object() && record.value("step", int64_t{0}) > step) continue;
+      kept += line + "\n";
+    }
+  }
+  util::write_file_atomically((dir / "metrics.jsonl").string(), kept);
+  // metrics.csv: the header, then the rows whose step column is up to `step`.
+  kept.clear();
+  {
+    std::ifstream in(dir / "metrics.csv");
+    const size_t step_column =
+        static_cast<size_t>(std::find(columns_.begin(), columns_.end(), "step") - columns_.begin());
+    bool header = true;
+    for (std::string line; std::getline(in, line); header = false) {
+      if (!header) {
+        std::stringstream fields(line);
+        std::string field;
+        for (size_t i = 0; i <= step_column && std::getline(fields, field, ','); ++i) {
+        }
+        if (!field.empty() && std::stoll(field) > step) continue;
+      }
+      kept += line + "\n";
+    }
+  }
+  util::write_file_atomically((dir / "metrics.csv").string(), kept);
+  jsonl_.open(dir / "metrics.jsonl", std::ios::app);
+  csv_.open(dir / "metrics.csv", std::ios::app);
+}
 
 void MetricsWriter::write(const std::string& kind, int64_t step, const nlohmann::json& values) {
   nlohmann::json record = values;

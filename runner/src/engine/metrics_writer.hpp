@@ -26,7 +26,13 @@ class MetricsWriter {
   /// Writes one record: `kind` "step" or "epoch", the optimizer step, and named values.
   void write(const std::string& kind, int64_t step, const nlohmann::json& values);
 
+  /// A resume from a checkpoint taken at optimizer step `step`: drops the records written after
+  /// it (the steps a stopped run went on to, which the resumed run writes again), so that
+  /// readers see each step once. TensorBoard's event files keep theirs (it shows the newest).
+  void drop_records_after(int64_t step);
+
  private:
+  std::string run_dir_;
   std::ofstream jsonl_, csv_;
   std::vector<std::string> columns_;
   std::unique_ptr<log::TfEventsWriter> events_;

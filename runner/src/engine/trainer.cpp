@@ -247,6 +247,7 @@ void Trainer::resume_from(const std::string& checkpoint) {
   if (content.rng_states.defined() && content.rng_states.size(0) > parts_.world->rank())
     set_cpu_rng_state(content.rng_states[parts_.world->rank()]
                           .clone());  // offset 0: 2.x reads from the storage start
+  if (writer_) writer_->drop_records_after(optimizer_steps_);  // the steps it will write again
   if (parts_.world->is_main())
     spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
                  epoch_ + 1, batches_done_, optimizer_steps_);
