@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "runner/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::config {
 namespace fs = std::filesystem;
@@ -23,7 +24,8 @@ constexpr const char* kRunRecord = "run.json";
 json read_record(const std::string& run_dir) {
   std::ifstream in(fs::path(run_dir) / kRunRecord);
   if (!in) return json::object();  // a run from before run.json: no history
-  return json::parse(in, nullptr, /*allow_exceptions=*/false);
+  json record = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return record.is_object() ? record : json::object();  // unreadable: no history either
 }
 
 bool may_change(const std::string& key) {
@@ -175,19 +177,22 @@ Experiment load_run_experiment(const std::string& run_dir,
   return load_experiment(saved_config.string(), texts, dir);
 }
 
-json new_run_record(const Experiment& e) {
-  return {{"config_dir", fs::absolute(e.dir).lexically_normal().string()},
-          {"experiment", fs::absolute(e.path).lexically_normal().string()},
-          {"resumes", json::array()}};
+void write_new_run_record(const std::string& run_dir, const Experiment& e) {
+  const json record = {{"config_dir", fs::absolute(e.dir).lexically_normal().string()},
+                       {"experiment", fs::absolute(e.path).lexically_normal().string()},
+                       {"resumes", json::array()}};
+  util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
 }
 
-json with_resume(json record, const std::string& command, const std::vector<KeyChange>& changes) {
+void record_resume(const std::string& run_dir, const std::string& command,
+                   const std::vector<KeyChange>& changes) {
+  json record = read_record(run_dir);
   json recorded = json::object();
   for (const auto& c : changes) recorded[c.key] = json::array({c.from, c.to});
   if (!record.contains("resumes")) record["resumes"] = json::array();
   record["resumes"].push_back(
       {{"time", timestamp_now()}, {"command", command}, {"changes", recorded}});
-  return record;
+  util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
 }
 
 }  // namespace runner::config

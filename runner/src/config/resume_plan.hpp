@@ -54,11 +54,12 @@ Experiment load_run_experiment(const std::string& run_dir,
                                const std::string& config_dir = "",
                                const std::string& fallback_dir = "");
 
-/// The run.json of a new run: where its config's relative paths resolve and from which file.
-nlohmann::json new_run_record(const Experiment& e);
+/// Writes RUN_DIR/run.json of a new run: where its config's relative paths resolve and from
+/// which file.
+void write_new_run_record(const std::string& run_dir, const Experiment& e);
 
-/// `record` (a run.json) with this resume appended: its time, command line and changes.
-nlohmann::json with_resume(nlohmann::json record, const std::string& command,
-                           const std::vector<KeyChange>& changes);
+/// Appends this resume to RUN_DIR/run.json: its time, command line and changes.
+void record_resume(const std::string& run_dir, const std::string& command,
+                   const std::vector<KeyChange>& changes);
 
 }  // namespace runner::config

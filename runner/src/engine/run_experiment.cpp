@@ -31,7 +31,6 @@
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
-#include "util/atomic_file.hpp"
 #include "util/cpu_cores.hpp"
 
 namespace runner::engine {
@@ -200,18 +199,12 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     if (options.resume) {
       // config.yaml stays what the run was trained with; run.json records what this resume
       // changed, command.txt every command that ran the folder.
-      std::ifstream in(dir / "run.json");
-      json record = in ? json::parse(in, nullptr, false) : json::object();
-      if (record.is_discarded()) record = json::object();
-      util::write_file_atomically(
-          (dir / "run.json").string(),
-          config::with_resume(record, options.command_line, options.resume_changes).dump(2) + "\n");
+      config::record_resume(run_dir, options.command_line, options.resume_changes);
       std::ofstream(dir / "command.txt", std::ios::app) << options.command_line << "\n";
     } else {
       write_text(dir / "config.yaml", config::to_yaml(doc, config::experiment_key_order()));
       write_text(dir / "command.txt", options.command_line + "\n");
-      util::write_file_atomically((dir / "run.json").string(),
-                                  config::new_run_record(e).dump(2) + "\n");
+      config::write_new_run_record(run_dir, e);
     }
     write_text(dir / "env.json", environment_report().dump(2) + "\n");
   }
