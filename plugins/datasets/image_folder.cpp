@@ -119,12 +119,14 @@ void register_image_folder(Registry<DatasetFactory>& registry) {
   nlohmann::json properties = {
       {"root",
        {{"type", "string"},
+        {"x-runner-path", "folder"},
         {"description",
          "Folder of class folders: root/<class>/<image>. Classes are sorted by "
-         "name; label = position in that order. Relative to the experiment file."}}},
+         "name; label = position in that order. Relative to the file that sets it."}}},
       {"test_root",
        {{"type", {"string", "null"}},
         {"default", nullptr},
+        {"x-runner-path", "folder"},
         {"description", "Optional test folder laid out like root, using root's classes."}}},
       {"mode",
        {{"type", "string"},

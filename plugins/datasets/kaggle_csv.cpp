@@ -57,7 +57,9 @@ void register_kaggle_csv(Registry<DatasetFactory>& registry) {
   nlohmann::json properties = {
       {"root",
        {{"type", "string"},
-        {"description", "Folder with the CSV files, relative to the experiment file."}}},
+        {"x-runner-path", "folder"},
+        {"description",
+         "Folder with the CSV files; a relative path is relative to the file that sets it."}}},
       {"train_file",
        {{"type", "string"},
         {"default", "train.csv"},

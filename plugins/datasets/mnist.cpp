@@ -99,9 +99,10 @@ void register_mnist(Registry<DatasetFactory>& registry) {
       {"root",
        {{"type", {"string", "null"}},
         {"default", nullptr},
+        {"x-runner-path", "folder"},
         {"description",
          "Folder with train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz] and optionally "
-         "t10k-*. Relative to the experiment file. null: Fashion-MNIST from Debian's "
+         "t10k-*. Relative to the file that sets it. null: Fashion-MNIST from Debian's "
          "dataset-fashion-mnist at /usr/share/datasets/fashion-mnist (logged)."}}},
       {"num_classes",
        {{"type", "integer"},

@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$root"
 
-expect_exit 0 "$runner" validate experiments/*.yaml experiments/sweeps/*.yaml
+expect_exit 0 "$runner" validate --schema-only experiments/*.yaml experiments/sweeps/*.yaml
 expect_output "ok: experiments/mnist_ddp_fp16.yaml"
 expect_output "ok: experiments/sweeps/bs_sweep.yaml (sweep, 6 points)"
 
@@ -119,8 +119,8 @@ if [ -d /usr/share/datasets/fashion-mnist ]; then
   mkdir -p "$tmp/exp" "$tmp/copies"
   ln -sfn /usr/share/datasets/fashion-mnist "$tmp/exp/fm"
   sed 's|root: .*|root: fm|' experiments/quickstart.yaml >"$tmp/copies/relative.yaml"
-  expect_exit 1 "$runner" run "$tmp/copies/relative.yaml" --dry-run
-  expect_output "copies/fm"
+  expect_exit 2 "$runner" run "$tmp/copies/relative.yaml" --dry-run
+  expect_output "relative.yaml:15:11: data.dataset.root: no such folder: $tmp/copies/fm"
   expect_exit 0 "$runner" run "$tmp/copies/relative.yaml" --config-dir "$tmp/exp" --dry-run
   expect_exit 2 "$runner" run "$tmp/copies/relative.yaml" --config-dir "$tmp/no_such_dir" --dry-run
   expect_output "--config-dir $tmp/no_such_dir: no such folder"

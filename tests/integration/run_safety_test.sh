@@ -40,6 +40,27 @@ one_line
 expect_exit 2 "$runner" validate "$tmp/tiny.yaml" --set train.best.metric=f1
 expect_output "train.best.metric: 'f1' is not a configured metric (configured: accuracy, loss)"
 
+# A data folder that is not there: validate finds it (exit 2) at the key's file:line, naming the
+# ${env:...} variable that gave the value; --schema-only (CI without the data) does not look.
+mkdir -p "$tmp/base" "$tmp/sub"
+sed -e 's|dataset: {name: mnist, root: .*, val_split: 50000}|dataset:\n    name: mnist\n    root: ${env:RUNNER_TEST_DIGITS:digits}\n    val_split: 50000|' \
+  "$tmp/tiny.yaml" >"$tmp/base/base.yaml"
+printf 'extends: ../base/base.yaml\n' >"$tmp/sub/exp.yaml"
+expect_exit 2 "$runner" validate "$tmp/sub/exp.yaml"
+expect_output "$tmp/sub/../base/base.yaml:7:11: data.dataset.root: no such folder: $tmp/base/digits (from \${env:RUNNER_TEST_DIGITS}, which is not set, so its default applied)"
+one_line
+RUNNER_TEST_DIGITS=/no/such/folder expect_exit 2 "$runner" run "$tmp/sub/exp.yaml" --dry-run
+expect_output "no such folder: /no/such/folder (from \${env:RUNNER_TEST_DIGITS}, set to '/no/such/folder')"
+one_line
+expect_exit 0 "$runner" validate --schema-only "$tmp/sub/exp.yaml"
+# A relative path written in a base file in another folder is relative to that file's folder
+# (not the folder of the file given on the command line), and the run's config keeps it absolute.
+ln -s "$data" "$tmp/base/digits"
+expect_exit 0 "$runner" validate "$tmp/sub/exp.yaml"
+expect_exit 0 "$runner" run "$tmp/sub/exp.yaml" --set output.root="$tmp/relruns"
+grep -q "root: $tmp/base/digits\$" "$tmp"/relruns/tiny/*/config.yaml ||
+  { echo "FAIL: the run's config.yaml should hold the base's root as $tmp/base/digits"; failures=$((failures + 1)); }
+
 # Two 2-rank runs at once: the default port is a free one, so both train. While they run, no
 # runner process listens anywhere but on loopback (the store is unauthenticated).
 for name in a b; do
@@ -153,5 +174,12 @@ else
   expect_output "lines of rank 1 ($(realpath "$log")):"
   expect_output "rank 1 of 2 (local rank 1)"
   [ -s "$log" ] || { echo "FAIL: rank 1's log is empty after kill -9"; failures=$((failures + 1)); }
+  # The run says it failed and why: summary.json and the report.
+  killed_dir=$(dirname "$(dirname "$log")")
+  grep -q '"status": "failed"' "$killed_dir/summary.json" 2>/dev/null &&
+    grep -q "rank 1 was killed by signal SIGKILL" "$killed_dir/summary.json" ||
+    { echo "FAIL: summary.json should say status failed, rank 1 killed by SIGKILL:"; cat "$killed_dir/summary.json"; failures=$((failures + 1)); }
+  grep -q "failed: rank 1 was killed by signal SIGKILL" "$killed_dir/report.html" ||
+    { echo "FAIL: report.html does not say the run failed"; failures=$((failures + 1)); }
 fi
 finish

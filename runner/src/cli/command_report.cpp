@@ -4,6 +4,7 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "log/run_report.hpp"
+#include "log/run_summary.hpp"
 #include "runner/error.hpp"
 
 namespace runner::cli {
@@ -27,8 +28,7 @@ int command_report(const Args& args) {
     dirs.emplace_back(run);
   }
   if (dirs.size() == 1 && !cl.has("output")) {
-    const bool finished = fs::exists(dirs[0] / "summary.json");
-    log::write_run_report(dirs[0], finished ? "finished" : "unfinished (no summary.json)");
+    log::write_run_report(dirs[0], log::run_status_text(log::read_summary(dirs[0])));
     std::cout << (dirs[0] / "report.html").string() << "\n";
     return 0;
   }

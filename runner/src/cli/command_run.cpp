@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
+#include "config/path_keys.hpp"
 #include "config/pretrained_source.hpp"
 #include "config/resume_plan.hpp"
 #include "dist/rendezvous_host.hpp"
@@ -110,8 +111,11 @@ int command_run(const Args& args) {
       "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
       "grad_accum_steps.\n"
       "--resume continues a stopped run with the config saved in its folder; only\n"
-      "train.epochs, train.max_steps, train.log_every_steps, train.early_stopping.*, launch.*,\n"
-      "log_level, predict.* and output.tensorboard may change (recorded in its run.json).");
+      "train.epochs, train.max_steps, train.log_every_steps, train.checkpoint_every_*,\n"
+      "train.early_stopping.*, launch.*, log_level, predict.* and output.tensorboard may change\n"
+      "(recorded in its run.json).\n"
+      "Ctrl-C / SIGTERM: every rank finishes its step, saves checkpoints/last.pt, summary.json\n"
+      "and report.html, and runner exits 130 / 143; --resume continues. Ctrl-C again: at once.");
   add_run_flags(cl);
   add_config_dir_flag(cl);
   cl.flag("dry-run", nullptr,
@@ -131,6 +135,7 @@ int command_run(const Args& args) {
       throw ConfigError("runner run --resume: give at most one experiment file");
     auto plan = config::plan_resume(files.empty() ? "" : files[0], cl.get<std::string>("resume"),
                                     run_overrides(cl), config_dir(cl));
+    config::require_paths_exist(plan.experiment);
     if (cl.has("dry-run")) {
       engine::dry_run(plan.experiment, std::cout);
       return 0;
@@ -145,7 +150,8 @@ int command_run(const Args& args) {
         "runner run: give one experiment file (or --resume RUN_DIR); see 'runner "
         "run --help'");
   auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
-  // Missing weights are a config error here, before any rank starts; a resume has its weights.
+  // Missing data or weights are a config error here, before any rank starts.
+  config::require_paths_exist(experiment);
   config::resolve_pretrained(experiment);
   if (cl.has("dry-run")) {
     engine::dry_run(experiment, std::cout);
@@ -194,6 +200,7 @@ int command_predict(const Args& args) {
   if (config::is_run_folder(files[0])) {
     // The run folder is the source of truth: the config it was trained with, its weights.
     auto experiment = config::load_run_experiment(files[0], overrides, config_dir(cl));
+    config::require_paths_exist(experiment);
     const auto dir = std::filesystem::path(files[0]) / "checkpoints";
     if (checkpoint.empty()) checkpoint = std::filesystem::exists(dir / "best.pt") ? "best" : "last";
     if (checkpoint == "best" || checkpoint == "last") {
@@ -207,6 +214,7 @@ int command_predict(const Args& args) {
     return run_or_spawn(experiment, "predict", args, options);
   }
   auto experiment = config::load_experiment(files[0], overrides, config_dir(cl));
+  config::require_paths_exist(experiment);
   if (checkpoint == "best" || checkpoint == "last")
     throw ConfigError("runner predict --checkpoint " + checkpoint +
                       ": best and last name a run folder's checkpoints; give the run folder "

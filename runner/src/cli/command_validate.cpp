@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
+#include "config/path_keys.hpp"
 #include "config/sweep.hpp"
 #include "runner/error.hpp"
 
@@ -14,10 +15,14 @@ namespace runner::cli {
 int command_validate(const Args& args) {
   CommandLine cl("validate", "FILE... [--set KEY=VALUE]...",
                  "Validates experiment and sweep files (a sweep: every point) against the schemas\n"
-                 "and every selected plugin's parameters. Prints one line per problem.");
+                 "and every selected plugin's parameters, and that the data folders and weight\n"
+                 "files they name exist (--schema-only skips that, for machines without the\n"
+                 "data). Prints one line per problem.");
   cl.flag("set", po::value<std::vector<std::string>>()->composing(),
           "Override KEY=VALUE (dotted keys, list indices too) before validating")
       .flag("quiet,q", nullptr, "Print problems only")
+      .flag("schema-only", nullptr,
+            "Check against the schemas only, not whether data folders and weight files exist")
       .positional("files");
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("files");
@@ -33,7 +38,8 @@ int command_validate(const Args& args) {
         if (!cl.has("quiet"))
           std::cout << "ok: " << file << " (sweep, " << sweep.points.size() << " points)\n";
       } else {
-        config::load_experiment(file, overrides);
+        const auto experiment = config::load_experiment(file, overrides);
+        if (!cl.has("schema-only")) config::require_paths_exist(experiment);
         if (!cl.has("quiet")) std::cout << "ok: " << file << "\n";
       }
     } catch (const config::ConfigValidationError& e) {

@@ -10,6 +10,7 @@
 #include "config/config_issue.hpp"
 #include "config/embedded_schemas.hpp"
 #include "config/overrides.hpp"
+#include "config/path_keys.hpp"
 #include "config/schema_validator.hpp"
 #include "config/yaml_json.hpp"
 #include "runner/plugin_api.hpp"
@@ -247,6 +248,28 @@ void validate_experiment(json& doc, const SourceMap& marks) {
   if (!issues.empty()) throw ConfigValidationError(issues);
 }
 
+std::vector<PathKey> path_keys(const json& doc) {
+  std::vector<PathKey> keys;
+  json& mutable_doc = const_cast<json&>(doc);  // for_each_plugin_section only reads here
+  for_each_plugin_section(mutable_doc, [&](const PluginSection& section, const std::string& pointer,
+                                           json& node) {
+    if (!node.contains(section.selector) || !node.at(section.selector).is_string()) return;
+    const json* schema =
+        kind_view(section.kind).schema_of(node.at(section.selector).get<std::string>());
+    if (!schema || !schema->contains("properties")) return;
+    for (const auto& [name, property] : schema->at("properties").items())
+      if (property.contains("x-runner-path") && node.contains(name) && node.at(name).is_string())
+        keys.push_back({pointer + "/" + escape_pointer_token(name),
+                        property.at("x-runner-path").get<std::string>()});
+  });
+  // model.pretrained: a file or folder unless it names the hub (or is true/false).
+  const json::json_pointer pretrained("/model/pretrained");
+  if (doc.contains(pretrained) && doc.at(pretrained).is_string() &&
+      doc.at(pretrained).get<std::string>().rfind("hf-hub:", 0) != 0)
+    keys.push_back({"/model/pretrained", "weights"});
+  return keys;
+}
+
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides,
                            const std::string& config_dir) {
   if (!fs::exists(path)) throw ConfigError(path + ": no such experiment file");
@@ -264,6 +287,8 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   }
   load_plugin_libraries(e.doc, e.marks, e.dir);
   validate_experiment(e.doc, e.marks);
+  e.dir_given = !config_dir.empty();
+  resolve_relative_paths(e);
   return e;
 }
 

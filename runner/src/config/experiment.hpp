@@ -16,7 +16,10 @@ struct Experiment {
   nlohmann::json doc;  ///< resolved, validated, defaults filled (no `extends`)
   SourceMap marks;     ///< positions for later errors
   std::string path;    ///< the file given
-  std::string dir;     ///< its folder: relative paths inside resolve against it
+  std::string dir;     ///< its folder (plugin libraries resolve against it)
+  /// `dir` is a --config-dir: every relative path resolves against it, not against the file
+  /// that set it (a resolved copy of an experiment saved elsewhere).
+  bool dir_given = false;
 };
 
 /// Loads and validates `path` with `overrides` ("a.b=c") applied after includes. Relative
@@ -44,5 +47,14 @@ struct PluginSection {
   std::string selector;
 };
 const std::vector<PluginSection>& plugin_sections();
+
+/// A key whose value is a path on disk: a plugin parameter marked "x-runner-path" in its schema
+/// ("folder" or "file"), or model.pretrained when it names a file or folder ("weights").
+struct PathKey {
+  std::string pointer;
+  std::string kind;
+};
+/// The path keys `doc` sets to a string.
+std::vector<PathKey> path_keys(const nlohmann::json& doc);
 
 }  // namespace runner::config

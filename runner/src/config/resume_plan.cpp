@@ -78,6 +78,8 @@ const std::vector<std::string>& keys_a_resume_may_change() {
   static const std::vector<std::string> keys = {"train.epochs",
                                                 "train.max_steps",
                                                 "train.log_every_steps",
+                                                "train.checkpoint_every_steps",
+                                                "train.checkpoint_every_minutes",
                                                 "train.early_stopping.",
                                                 "launch.",
                                                 "log_level",

@@ -23,6 +23,7 @@
 #include "engine/environment_report.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/shape_checks.hpp"
+#include "engine/stop_request.hpp"
 #include "engine/trainer.hpp"
 #include "launch/world_env.hpp"
 #include "log/logging.hpp"
@@ -31,6 +32,7 @@
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
+#include "util/atomic_file.hpp"
 #include "util/cpu_cores.hpp"
 
 namespace runner::engine {
@@ -226,7 +228,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   const int64_t batch =
       train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
   const int64_t accum = train.at("grad_accum_steps").get<int64_t>();
-  if (world->is_main()) {
+  if (world->is_main() && options.predict_only) {
+    spdlog::info("predict: {} process(es), device {}, precision {}, {} thread(s) per process",
+                 world->world_size(), device.str(), precision, threads);
+  } else if (world->is_main()) {
     spdlog::info(
         "run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per "
         "process",
@@ -260,11 +265,19 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   }
   parts.model->to(device);
   apply_memory_format(doc, *parts.model);  // train.channels_last
-  parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
+  if (!options.predict_only) parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
   parts.loss = build_loss(doc.at("loss"));
   parts.metrics = build_metrics(doc.at("metrics"));
   parts.predict_only = options.predict_only;
-  if (world->is_main()) {
+  if (world->is_main() && options.predict_only) {
+    const auto [params, trainable] = count_parameters(*parts.model);
+    const std::string split = doc.at("predict").at("split").get<std::string>();
+    const auto& data = split == "val" ? parts.splits.val : parts.splits.test;
+    spdlog::info("model {}: {} parameters; weights {}; the {} split: {} images",
+                 doc.at("model").at("backbone").get<std::string>(), params,
+                 options.checkpoint.empty() ? std::string("model.pretrained") : options.checkpoint,
+                 split, data ? data->size() : size_t{0});
+  } else if (world->is_main()) {
     const auto [params, trainable] = count_parameters(*parts.model);
     auto size = [](const std::shared_ptr<data::Dataset>& d) { return d ? d->size() : size_t{0}; };
     spdlog::info("model {}: {} parameters; data: train {}, val {}, test {}",
@@ -276,7 +289,6 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     }
   }
 
-  const auto started = std::chrono::steady_clock::now();
   Trainer trainer(std::move(parts), doc, run_dir);
   json summary = {{"run_dir", run_dir},
                   {"world_size", world->world_size()},
@@ -298,11 +310,42 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     world->barrier();
     return 0;
   }
+  // summary.json, written by the main process however the run ends: "status" says how
+  // (finished, interrupted, failed), the rest what it got to.
+  auto write_summary = [&](const std::string& status, json fields) {
+    if (!world->is_main()) return;
+    if (fields.is_object()) summary.update(fields);
+    summary["status"] = status;
+    summary["optimizer_steps"] = trainer.optimizer_steps();
+    summary["seconds"] = trainer.run_seconds();  // all segments of a resumed run
+    util::write_file_atomically((fs::path(run_dir) / "summary.json").string(),
+                                summary.dump(2) + "\n");
+  };
+  // From here a SIGINT/SIGTERM stops the run at the next step with its work saved (runner's
+  // launcher says so itself, once for all ranks).
+  StopRequestHandler stop_handler(world->is_main() && !launch::launched_by_runner());
   MetricValues last, best;
   try {
     if (options.resume)
       trainer.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
     last = trainer.fit();
+    if (const int signo = trainer.stopped_by()) {
+      const std::string resume = "runner run --resume " + run_dir;
+      const std::string where = "epoch " + std::to_string(trainer.epoch_reached()) + ", batch " +
+                                std::to_string(trainer.batches_done()) + ", optimizer step " +
+                                std::to_string(trainer.optimizer_steps());
+      write_summary(
+          "interrupted",
+          {{"signal", stop_signal_name(signo)}, {"stopped_at", where}, {"resume_command", resume}});
+      if (world->is_main()) {
+        write_report(run_dir, std::string("interrupted by ") + stop_signal_name(signo) + " at " +
+                                  where + ": continue with " + resume);
+        spdlog::warn("interrupted by {} at {}; the run folder keeps its work: continue with {}",
+                     stop_signal_name(signo), where, resume);
+      }
+      world->barrier();
+      return exit_code_for_stop(signo);
+    }
     trainer.load_best();
     best = trainer.evaluate();
     const auto& predict = doc.at("predict");
@@ -312,12 +355,15 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
                       predict.at("format").get<std::string>());
     }
   } catch (const std::exception& err) {
-    // A failed run's report shows what it got to, and why it ended.
+    // A failed run's summary and report show what it got to, and why it ended.
+    try {
+      write_summary("failed", {{"error", err.what()}});
+    } catch (const std::exception& e) {
+      spdlog::warn("could not write summary.json: {}", e.what());
+    }
     if (world->is_main()) write_report(run_dir, std::string("failed: ") + err.what());
     throw;
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // Peak memory of every rank, summed (the main process writes it).
   const double rss_total = world->all_reduce(peak_rss_mib(), dist::ReduceOp::kSum);
   if (world->is_main()) {
@@ -330,20 +376,21 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
                        {"value", best_value ? json(*best_value) : json(nullptr)}};
     const auto images_per_s = trainer.train_images_per_s();
     summary["train_images_per_s"] = images_per_s ? json(*images_per_s) : json(nullptr);
-    summary["optimizer_steps"] = trainer.optimizer_steps();
     summary["first_step_unix_time"] = trainer.first_step_unix_time();
     summary["mean_epoch_seconds"] = trainer.mean_epoch_seconds();
-    summary["seconds"] = seconds;
     summary["peak_rss_mib_all_ranks"] = rss_total;
     summary["peak_gpu_mib"] = peak_gpu_mib(device);  // rank 0's GPU; 0 on CPU
     // What libtorch was really set to (launch.cudnn_benchmark, train.deterministic).
     summary["torch_settings"] = {
         {"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
         {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}};
-    write_text(fs::path(run_dir) / "summary.json", summary.dump(2) + "\n");
+  }
+  write_summary("finished", {});
+  if (world->is_main()) {
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
-    spdlog::info("done in {:.1f} s; best weights:{}; run directory {}", seconds, line, run_dir);
+    spdlog::info("done in {:.1f} s; best weights:{}; run directory {}", trainer.run_seconds(), line,
+                 run_dir);
     write_report(run_dir, "finished");
   }
   world->barrier();

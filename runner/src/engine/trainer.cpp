@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -13,6 +14,7 @@
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
 #include "engine/device_options.hpp"
+#include "engine/stop_request.hpp"
 #include "log/logging.hpp"
 #include "log/plot.hpp"
 #include "log/run_report.hpp"
@@ -93,6 +95,10 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   max_nonfinite_ = train.at("max_nonfinite_steps").get<int64_t>();
   if (!train.at("max_steps").is_null()) max_steps_ = train.at("max_steps").get<int64_t>();
   if (!train.at("clip_grad_norm").is_null()) clip_ = train.at("clip_grad_norm").get<double>();
+  checkpoint_every_steps_ = optional_int(train.at("checkpoint_every_steps"), 0);
+  if (!train.at("checkpoint_every_minutes").is_null())
+    checkpoint_every_seconds_ = 60.0 * train.at("checkpoint_every_minutes").get<double>();
+  segment_start_ = last_save_ = Clock::now();
   best_metric_ = train.at("best").at("metric").get<std::string>();
   best_mode_ = train.at("best").at("mode").get<std::string>();
   if (best_mode_ == "auto") {
@@ -102,6 +108,9 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   }
   patience_ = train.at("early_stopping").at("patience").get<int64_t>();
   min_delta_ = train.at("early_stopping").at("min_delta").get<double>();
+  // Prediction needs none of the training pieces: no gradient reducer, loss scaler, loader,
+  // schedule (nor a training split the schedule fits) or metrics files.
+  if (parts_.predict_only) return;
 
   dist::DataParallelOptions dp;
   dp.bucket_cap_mb = train.at("bucket_cap_mb").get<double>();
@@ -125,8 +134,6 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   scaler_ = std::make_unique<GradScaler>(
       so, [world](torch::Tensor& t) { world->all_reduce_(t, dist::ReduceOp::kMax); });
 
-  // Prediction needs none of the training pieces (nor a training split the schedule fits).
-  if (parts_.predict_only) return;
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   data::LoaderOptions lo;
   lo.batch_size = static_cast<size_t>(batch_size_);
@@ -188,6 +195,26 @@ void Trainer::set_learning_rate() {
   for (auto& group : parts_.optimizer->param_groups()) group.options().set_lr(lr);
 }
 
+double Trainer::run_seconds() const {
+  return seconds_before_ + util::seconds_since(segment_start_);
+}
+
+// Signals that stop a run, in the order of the flags of the step's collective.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM};
+
+int Trainer::agree_on_stop() {
+  const int mine = stop_requested_by();
+  auto flags = torch::tensor({mine == SIGINT ? 1.0f : 0.0f, mine == SIGTERM ? 1.0f : 0.0f});
+  if (parts_.world->distributed()) {
+    flags = flags.to(parts_.world->device());
+    parts_.world->all_reduce_(flags, dist::ReduceOp::kSum);
+    flags = flags.cpu();
+  }
+  for (int i = 0; i < 2; ++i)
+    if (flags[i].item<float>() > 0) return kStopSignals[i];
+  return 0;
+}
+
 bool Trainer::improved(double value) const {
   if (!best_value_) return true;
   return best_mode_ == "max" ? value > *best_value_ + min_delta_
@@ -206,6 +233,7 @@ json Trainer::state_json() const {
           {"epochs_without_improvement", epochs_without_improvement_},
           {"scaler", {{"scale", scaler.scale}, {"growth_tracker", scaler.growth_tracker}}},
           {"world_size", parts_.world->world_size()},
+          {"run_seconds", run_seconds()},
           {"history", history_}};
 }
 
@@ -221,6 +249,7 @@ void Trainer::save(const std::string& name, bool with_optimizer) {
     save_checkpoint((dir / (name + ".pt")).string(), *parts_.model,
                     with_optimizer ? parts_.optimizer.get() : nullptr, content);
   }
+  if (name == "last") last_save_ = Clock::now();
   parts_.world->barrier();
 }
 
@@ -244,6 +273,7 @@ void Trainer::resume_from(const std::string& checkpoint) {
   scaler_->load_state({m.at("scaler").at("scale").get<double>(),
                        m.at("scaler").at("growth_tracker").get<int64_t>()});
   history_ = m.at("history");
+  seconds_before_ = m.value("run_seconds", 0.0);
   if (content.rng_states.defined() && content.rng_states.size(0) > parts_.world->rank())
     set_cpu_rng_state(content.rng_states[parts_.world->rank()]
                           .clone());  // offset 0: 2.x reads from the storage start
@@ -332,20 +362,28 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
             std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
       }
-      // One small collective per step: the mean loss over ranks and whether any rank diverged,
-      // so that every rank stops together.
-      auto stats = torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0,
-                                  static_cast<double>(window_count)},
-                                 torch::kFloat64)
-                       .to(torch::kFloat);
+      // One small collective per step: the mean loss over ranks, whether any rank diverged or
+      // was asked to stop (SIGINT, SIGTERM), and whether rank 0's clock says a checkpoint is
+      // due, so that every rank stops and saves at the same step.
+      const int stop_signal = stop_requested_by();
+      const bool save_due = world.is_main() && checkpoint_every_seconds_ > 0 &&
+                            util::seconds_since(last_save_) >= checkpoint_every_seconds_;
+      auto stats =
+          torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0,
+                         static_cast<double>(window_count), stop_signal == SIGINT ? 1.0 : 0.0,
+                         stop_signal == SIGTERM ? 1.0 : 0.0, save_due ? 1.0 : 0.0},
+                        torch::kFloat64)
+              .to(torch::kFloat);
       if (world.distributed()) {
         stats = stats.to(world.device());
         world.all_reduce_(stats, dist::ReduceOp::kSum);
         stats = stats.cpu();
       }
-      const bool nonfinite = stats[1].item<double>() > 0;
-      const double finite_count = stats[2].item<double>();
-      const double mean_loss = finite_count > 0 ? stats[0].item<double>() / finite_count : NAN;
+      const auto values = stats.to(torch::kDouble);
+      const auto v = values.accessor<double, 1>();
+      const bool nonfinite = v[1] > 0;
+      const double finite_count = v[2];
+      const double mean_loss = finite_count > 0 ? v[0] / finite_count : NAN;
       nonfinite_streak_ = nonfinite ? nonfinite_streak_ + 1 : 0;
       if (nonfinite_streak_ >= max_nonfinite_) {
         throw Error("the training loss was NaN or inf for " + std::to_string(nonfinite_streak_) +
@@ -380,9 +418,22 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       window_loss = 0;
       window_count = 0;
       window_nonfinite = false;
+      if (v[3] > 0 || v[4] > 0) {
+        result.stopped_by_signal = v[3] > 0 ? SIGINT : SIGTERM;
+        break;
+      }
       if (max_steps_ && optimizer_steps_ >= *max_steps_) {
         result.stopped_by_max_steps = true;
         break;
+      }
+      // Crash safety: last.pt within the epoch, at the sampler's position.
+      const bool save_every_steps =
+          checkpoint_every_steps_ > 0 && optimizer_steps_ % checkpoint_every_steps_ == 0;
+      if ((save_every_steps || v[5] > 0) && batches_done_ < num_batches) {
+        save("last", true);
+        if (world.is_main())
+          spdlog::debug("checkpoints/last.pt at optimizer step {} (epoch {}, batch {})",
+                        optimizer_steps_, epoch + 1, batches_done_);
       }
     }
     const double elapsed = util::seconds_since(steady_start);
@@ -499,6 +550,18 @@ MetricValues Trainer::fit() {
       batches_done_ = 0;
     }
     const double train_seconds = util::seconds_since(epoch_start);
+    if (r.stopped_by_signal && !epoch_complete) {
+      // Stopped within the epoch: no validation (a resume finishes the epoch and validates it),
+      // only the position, so that the resumed run goes on as if it had never stopped.
+      stopped_by_ = r.stopped_by_signal;
+      save("last", true);
+      if (world.is_main())
+        spdlog::warn(
+            "{}: stopped at epoch {}, batch {} of {}, optimizer step {}; saved "
+            "checkpoints/last.pt",
+            stop_signal_name(stopped_by_), epoch + 1, batches_done_, num_batches, optimizer_steps_);
+      break;
+    }
     // Every pass counts, also one cut short by train.max_steps: the benchmark compares such runs.
     epoch_seconds_sum_ += train_seconds;
     ++epochs_timed_;
@@ -575,6 +638,15 @@ MetricValues Trainer::fit() {
     if (r.stopped_by_max_steps) {
       if (world.is_main())
         spdlog::info("stopped after train.max_steps={} optimizer steps", *max_steps_);
+      break;
+    }
+    // A signal during the validation pass or at the epoch's last step: the epoch is complete
+    // and saved, stop here.
+    stopped_by_ = r.stopped_by_signal ? r.stopped_by_signal : agree_on_stop();
+    if (stopped_by_) {
+      if (world.is_main())
+        spdlog::warn("{}: stopped after epoch {}; saved checkpoints/last.pt",
+                     stop_signal_name(stopped_by_), epoch + 1);
       break;
     }
   }

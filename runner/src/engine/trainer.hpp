@@ -3,6 +3,7 @@
 // gathered predictions of all ranks, keep the best checkpoint, stop early or on a diverged loss,
 // and predict a split into a file. Every rank runs every collective; only I/O is main-only.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,8 @@ struct TrainerParts {
 using MetricValues = std::map<std::string, double>;
 
 class Trainer {
+  using Clock = std::chrono::steady_clock;
+
  public:
   /// `doc` is the resolved experiment; `run_dir` exists on the main process.
   Trainer(TrainerParts parts, const nlohmann::json& doc, std::string run_dir);
@@ -68,6 +71,17 @@ class Trainer {
   /// Steady-state training images/s of the last epoch; nullopt when it was too short to measure.
   std::optional<double> train_images_per_s() const { return images_per_s_; }
   int64_t optimizer_steps() const { return optimizer_steps_; }
+  /// The signal (SIGINT/SIGTERM) that stopped fit() early on every rank, or 0: fit() then
+  /// returned after saving checkpoints/last.pt at the step where the ranks agreed to stop.
+  int stopped_by() const { return stopped_by_; }
+  /// Agrees over all ranks (a collective) whether any rank was asked to stop; the signal or 0.
+  int agree_on_stop();
+  /// Seconds this run has trained over all its segments: the earlier ones (up to the checkpoint
+  /// a resume started from) plus this process's so far.
+  double run_seconds() const;
+  /// The epoch (1-based) and batch within it that training has reached.
+  int64_t epoch_reached() const { return epoch_ + 1; }
+  int64_t batches_done() const { return batches_done_; }
   /// Wall-clock time (seconds since the Unix epoch) when this run's first optimizer step ended.
   double first_step_unix_time() const { return first_step_unix_time_; }
   /// Mean training time per epoch pass in this run (seconds; validation excluded); a pass cut
@@ -85,6 +99,7 @@ class Trainer {
   struct EpochResult {
     double loss = 0;
     bool stopped_by_max_steps = false;
+    int stopped_by_signal = 0;  ///< SIGINT/SIGTERM every rank agreed to stop at
   };
   EpochResult train_epoch(int64_t epoch);
   torch::Tensor predict_logits(const std::shared_ptr<data::Dataset>& dataset);
@@ -109,6 +124,9 @@ class Trainer {
   int64_t epochs_, batch_size_, eval_batch_size_, accum_, log_every_, max_nonfinite_;
   std::optional<int64_t> max_steps_;
   std::optional<double> clip_;
+  int64_t checkpoint_every_steps_ = 0;   ///< train.checkpoint_every_steps (0: off)
+  double checkpoint_every_seconds_ = 0;  ///< train.checkpoint_every_minutes x 60 (0: off)
+  Clock::time_point last_save_;          ///< of last.pt, for checkpoint_every_minutes
   std::string best_metric_, best_mode_;
   int64_t patience_;
   double min_delta_;
@@ -124,6 +142,9 @@ class Trainer {
   double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0;
   int64_t epochs_timed_ = 0;
   bool finished_ = false;
+  int stopped_by_ = 0;
+  double seconds_before_ = 0;        ///< training time of the segments before this resume
+  Clock::time_point segment_start_;  ///< when this process began
 };
 
 }  // namespace runner::engine

@@ -24,7 +24,10 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/world_env.hpp"
+#include "log/run_report.hpp"
 #include "runner/error.hpp"
+#include "sweep/child_process.hpp"
+#include "util/atomic_file.hpp"
 
 extern char** environ;
 
@@ -190,6 +193,10 @@ class Supervisor {
         ::signal(SIGINT, SIG_DFL);
         ::signal(SIGTERM, SIG_DFL);
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        // Their own process group: a Ctrl-C (or `timeout`, which signals its whole group)
+        // reaches the launcher alone, which passes it on once; a rank that got it twice would
+        // take it as "stop at once".
+        ::setpgid(0, 0);
         if (::getppid() != launcher) ::_exit(143);
         ::dup2(out_pipe[1], 1);
         ::dup2(err_pipe[1], 2);
@@ -265,6 +272,26 @@ class Supervisor {
     }
   }
 
+  // The first SIGINT/SIGTERM is passed on: each rank stops after its current step and saves
+  // its work (engine/stop_request.hpp). A second one stops them at once.
+  void on_signal(int signo) {
+    if (interrupted_by_ == 0) {
+      interrupted_by_ = signo;
+      write_all(2, std::string("runner launcher: received ") + signal_name(signo) +
+                       ": every rank stops after its current step and saves checkpoints/last.pt "
+                       "(press Ctrl-C again to stop at once)\n");
+      stopping_ = true;
+      stop_all(signo);
+      // Ranks that do not answer (stuck in a collective, or not yet training) are killed.
+      kill_deadline_ = Clock::now() + std::chrono::milliseconds(
+                                          static_cast<int64_t>(options_.interrupt_grace_s * 1000));
+      return;
+    }
+    write_all(2, std::string("runner launcher: received ") + signal_name(signo) +
+                     " again: stopping all ranks now\n");
+    stop_all(SIGKILL);
+  }
+
   void begin_stop() {
     if (stopping_) return;
     stopping_ = true;
@@ -297,13 +324,7 @@ class Supervisor {
       ::poll(fds.data(), fds.size(), 100);
       if (fds[0].revents & POLLIN) {
         unsigned char signo = 0;
-        while (::read(g_signal_pipe[0], &signo, 1) == 1) interrupted_by_ = signo;
-        if (interrupted_by_ != 0) {
-          std::string text = std::string("runner launcher: received ") +
-                             signal_name(interrupted_by_) + ", stopping all ranks\n";
-          write_all(2, text);
-          begin_stop();
-        }
+        while (::read(g_signal_pipe[0], &signo, 1) == 1) on_signal(signo);
       }
       for (size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents != 0) drain(*owners[i].first, *owners[i].second);
@@ -323,7 +344,12 @@ class Supervisor {
         }
       }
     }
-    if (interrupted_by_ != 0) return 128 + interrupted_by_;
+    if (interrupted_by_ != 0) {
+      // Ranks that finished anyway (the signal came after training): the run is complete.
+      for (const Child& child : children_)
+        if (child.exit.signal != 0 || child.exit.exit_code != 0) return 128 + interrupted_by_;
+      return 0;
+    }
     if (first_failure_ >= 0) {
       report_failure(children_[static_cast<size_t>(first_failure_)]);
       // A rank killed by a signal is a failed run (1; the report names the signal), so that
@@ -368,6 +394,34 @@ class Supervisor {
             (logged.empty() ? std::string(":\n") : " (" + path + "):\n");
     for (const std::string& line : child.exit.last_lines) text += "  | " + line + "\n";
     write_all(2, text);
+    if (!path.empty() && child.exit.rank != 0)
+      record_failure_in_run(std::filesystem::path(path).parent_path().parent_path(), child);
+  }
+
+  // The main rank wrote the run's summary.json and report.html with what it saw (often only
+  // a broken connection); the cause is this rank's end.
+  void record_failure_in_run(const std::filesystem::path& run_dir, const Child& child) const {
+    try {
+      const std::filesystem::path file = run_dir / "summary.json";
+      nlohmann::json summary = nlohmann::json::object();
+      if (std::ifstream in(file); in) summary = nlohmann::json::parse(in, nullptr, false);
+      if (!summary.is_object()) summary = nlohmann::json::object();
+      if (summary.value("status", "") == "finished") return;
+      std::string reason =
+          "rank " + std::to_string(child.exit.rank) + " " + describe_exit(child.exit);
+      // Its last words say why it exited; a killed rank's only say where it was.
+      const std::string line = sweep::last_error_line(child.exit.last_lines);
+      if (child.exit.signal == 0 && !line.empty()) reason += ": " + line;
+      if (summary.contains("error") && summary["error"] != reason)
+        summary["error_on_rank0"] = summary["error"];
+      summary["status"] = "failed";
+      summary["error"] = reason;
+      summary["run_dir"] = run_dir.string();
+      util::write_file_atomically(file.string(), summary.dump(2) + "\n");
+      log::write_run_report(run_dir, "failed: " + reason);
+    } catch (const std::exception&) {
+      // Best effort: the console already has the report.
+    }
   }
 
   const SpawnOptions& options_;

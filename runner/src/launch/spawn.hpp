@@ -20,6 +20,7 @@ struct SpawnOptions {
   std::string master_addr = "127.0.0.1";  ///< where rank 0 hosts the rendezvous store
   int master_port = 0;                    ///< 0: pick a free port (single node only)
   double stop_grace_s = 5.0;              ///< SIGTERM -> SIGKILL delay when stopping ranks
+  double interrupt_grace_s = 300.0;       ///< after SIGINT/SIGTERM: time to save, then SIGKILL
   int tail_lines = 20;                    ///< lines of a failed rank's output shown in the report
   bool prefix_output = true;              ///< prefix lines of ranks > 0 with "[rank N] "
   /// When set, node 0 calls it with master_port before starting ranks: it hosts the rendezvous
@@ -49,7 +50,10 @@ int pick_free_port();
 /// Starts the ranks, waits for them and returns the launcher's exit code: 0 when every rank
 /// exited 0; otherwise the first failing rank's code (128+signal when killed) after stopping
 /// the others (SIGTERM, then SIGKILL after stop_grace_s) and printing which rank failed, how,
-/// and its last output lines to stderr. SIGINT/SIGTERM to the launcher stop all ranks (130/143).
+/// and its last output lines to stderr (and, for a rank other than 0, into the run's
+/// summary.json and report.html). A SIGINT/SIGTERM to the launcher is passed on to every rank
+/// (which stops after its step, see engine/stop_request.hpp); a second one kills them; the
+/// code is then 130/143, or 0 when every rank still ended well.
 /// Throws runner::ConfigError on a bad layout (e.g. master_port 0 with nnodes > 1).
 int spawn_ranks(const SpawnOptions& options);
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "log/run_summary.hpp"
 #include "util/atomic_file.hpp"
 
 namespace runner::log {
@@ -182,9 +183,12 @@ figure img{width:84px;height:84px;image-rendering:pixelated;border:1px solid #e5
 )";
 
 std::string status_badge(const std::string& status) {
-  const std::string cls = status.rfind("finished", 0) == 0  ? "ok"
-                          : status.rfind("stopped", 0) == 0 ? "warn"
-                                                            : "bad";
+  const std::string cls = status.rfind("finished", 0) == 0 ? "ok"
+                          : status.rfind("stopped", 0) == 0 ||
+                                  status.rfind("interrupted", 0) == 0 ||
+                                  status.rfind("running", 0) == 0
+                              ? "warn"
+                              : "bad";
   return "<span class=\"status " + cls + "\">" + escape(status) + "</span>";
 }
 
@@ -376,7 +380,7 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
                                   : run_dirs[i].filename().string();
     body += "<tr><td><a href=\"" + escape((run_dirs[i] / "report.html").string()) + "\">" +
             escape(experiment_name(run_dirs[i]) + " / " + label) + "</a></td><td>" +
-            (s.contains("seconds") ? "finished" : "unfinished") + "</td>";
+            escape(summary_says_finished(s) ? "finished" : run_status_text(s)) + "</td>";
     const json best = s.value("best_metrics", json::object());
     for (const auto& m : metric_names)
       body += "<td>" + (best.contains(m) ? card_text(best.at(m)) : std::string("n/a")) + "</td>";

@@ -80,6 +80,9 @@ pid_t start_with_output(const std::vector<std::string>& argv_text, int output_fd
   if (pid < 0)
     throw Error(std::string("runner sweep: cannot start a child process: ") + std::strerror(errno));
   if (pid == 0) {
+    // Its own process group: a Ctrl-C reaches the sweep alone, which passes it on once (a run
+    // that got it twice would stop at once instead of saving its work).
+    ::setpgid(0, 0);
     ::dup2(output_fd, STDOUT_FILENO);
     ::dup2(output_fd, STDERR_FILENO);
     ::execvp(argv[0], argv.data());

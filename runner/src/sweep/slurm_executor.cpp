@@ -177,7 +177,7 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     const auto job = submitted.find(row.id);
     if (job == submitted.end()) continue;  // never submitted: stays pending
     row.log_path = log_of(book, job->second, i);
-    if (fs::exists(summary)) {
+    if (fs::exists(summary)) {  // finished, or says why not (interrupted, failed)
       ChildExit ok;
       book.record_exit(i, ok);
       continue;

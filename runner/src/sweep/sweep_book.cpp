@@ -10,6 +10,7 @@
 #include "config/resume_plan.hpp"
 #include "config/yaml_json.hpp"
 #include "log/run_report.hpp"
+#include "log/run_summary.hpp"
 #include "runner/error.hpp"
 
 namespace runner::sweep {
@@ -36,11 +37,6 @@ PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point
   return row;
 }
 
-json parse_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  return json::parse(in, nullptr, /*allow_exceptions=*/false);
-}
-
 // The validation metric the figure shows: the base's best-checkpoint metric.
 std::string figure_metric(const config::Sweep& sweep) {
   if (sweep.points.empty()) return "accuracy";
@@ -61,10 +57,9 @@ fs::path SweepBook::run_dir(size_t i) const { return dir_ / sweep_.points.at(i).
 size_t SweepBook::take_earlier_results(const std::string& status) {
   size_t found = 0;
   for (size_t i = 0; i < rows_.size(); ++i) {
-    const fs::path summary = run_dir(i) / "summary.json";
-    if (!fs::exists(summary)) continue;
-    const json s = parse_json_file(summary);
-    if (!s.is_object()) continue;
+    // An interrupted or failed point runs again.
+    const json s = log::read_summary(run_dir(i));
+    if (!log::summary_says_finished(s)) continue;
     check_same_config(i);
     fill_from_summary(rows_[i], s);
     rows_[i].status = status;
@@ -102,17 +97,18 @@ void SweepBook::forget_earlier_results() {
 }
 
 void SweepBook::record_exit(size_t i, const ChildExit& exit) {
-  const fs::path summary = run_dir(i) / "summary.json";
-  const json s = fs::exists(summary) ? parse_json_file(summary) : json(nullptr);
-  if (exit.exit_code == 0 && s.is_object()) {
+  const json s = log::read_summary(run_dir(i));
+  if (exit.exit_code == 0 && log::summary_says_finished(s)) {
     fill_from_summary(rows_[i], s);
     rows_[i].status = "done";
     return;
   }
   const std::string how = exit.signal ? fmt::format("killed by signal {}", exit.signal)
                                       : fmt::format("exit code {}", exit.exit_code);
-  const std::string line =
-      exit.exit_code == 0 ? "no summary.json written" : last_error_line(exit.last_lines);
+  // The run's own account first (summary.json of a failed or interrupted run), then its output.
+  std::string line = s.contains("status") ? log::run_status_text(s) : "";
+  if (line.empty())
+    line = exit.exit_code == 0 ? "no summary.json written" : last_error_line(exit.last_lines);
   record_failure(i, line.empty() ? how : how + ": " + line);
 }
 

@@ -1,6 +1,8 @@
 #include "launch/spawn.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -120,6 +123,70 @@ TEST(Spawn, KilledRankIsReportedWithTheSignalName) {
   EXPECT_EQ(code, 1);
   EXPECT_NE(err.find("rank 0"), std::string::npos) << err;
   EXPECT_NE(err.find("SIGKILL"), std::string::npos) << err;
+}
+
+// Ctrl-C: the launcher passes the signal on once (each rank stops after its step and saves);
+// the ranks sit in their own process group, so a signal to the launcher's group reaches them
+// only through it; a second Ctrl-C kills them at once.
+TEST(Spawn, InterruptIsPassedOnOnceAndASecondOneStopsAtOnce) {
+  TempDir dir;
+  const std::string d = dir.path.string();
+  auto options = shell_ranks(2, "trap 'echo got INT >> " + d + "/int$RANK' INT; echo $$ > " + d +
+                                    "/pid$RANK; while :; do sleep 0.05; done");
+  options.interrupt_grace_s = 60;  // longer than the test: only the second signal may end it
+  // The launcher in a process of its own group, so that a signal to the group (as a terminal's
+  // Ctrl-C or `timeout` sends) reaches no test runner.
+  const pid_t launcher = ::fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) {
+    ::setpgid(0, 0);
+    const int err = ::open((d + "/launcher.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, 2);
+    ::_exit(spawn_ranks(options));
+  }
+  ::setpgid(launcher, launcher);
+  auto wait_for = [&](const char* a, const char* b) {
+    for (int i = 0; i < 200 && !(fs::exists(dir.path / a) && fs::exists(dir.path / b)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  wait_for("pid0", "pid1");
+  ::kill(-launcher, SIGINT);
+  wait_for("int0", "int1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(dir.read("int0"), "got INT\n");  // once, though the group got it too
+  EXPECT_EQ(dir.read("int1"), "got INT\n");
+  const auto second = std::chrono::steady_clock::now();
+  ::kill(launcher, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(launcher, &status, 0), launcher);
+  EXPECT_LT(std::chrono::steady_clock::now() - second, std::chrono::seconds(5));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string err = dir.read("launcher.err");
+  EXPECT_NE(err.find("received SIGINT: every rank stops after its current step"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("received SIGINT again: stopping all ranks now"), std::string::npos) << err;
+  EXPECT_FALSE(process_alive(dir.read("pid0").substr(0, dir.read("pid0").size() - 1)));
+  EXPECT_FALSE(process_alive(dir.read("pid1").substr(0, dir.read("pid1").size() - 1)));
+}
+
+// Ranks that end well after an interrupt (it came after their work was done): the run is
+// complete, 0.
+TEST(Spawn, InterruptedRanksThatEndWellAreSuccess) {
+  TempDir dir;
+  const std::string d = dir.path.string();
+  auto options = shell_ranks(
+      2, "trap 'exit 0' TERM; echo $$ > " + d + "/pid$RANK; while :; do sleep 0.05; done");
+  int code = -1;
+  testing::internal::CaptureStderr();
+  std::thread launcher([&] { code = spawn_ranks(options); });
+  for (int i = 0; i < 100 && !(fs::exists(dir.path / "pid0") && fs::exists(dir.path / "pid1")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::kill(::getpid(), SIGTERM);
+  launcher.join();
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 0);
 }
 
 TEST(Spawn, RanksIgnoringSigtermAreKilled) {

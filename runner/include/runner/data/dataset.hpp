@@ -47,8 +47,10 @@ struct DatasetSplits {
 
 /// What a dataset factory may need besides its own parameters.
 struct DatasetContext {
-  uint64_t seed = 0;       ///< the experiment's seed (for seeded splits)
-  std::string config_dir;  ///< relative paths in the config resolve against this
+  uint64_t seed = 0;  ///< the experiment's seed (for seeded splits)
+  /// Relative paths in the config resolve against this; parameters marked "x-runner-path" in
+  /// the plugin's schema arrive absolute (relative to the file that set them).
+  std::string config_dir;
   std::optional<size_t> limit_train, limit_val, limit_test;  ///< applied by the core
 };
 
