@@ -24,6 +24,10 @@ sed 's/num_classes: 10/num_classes: 5/' "$tmp/tiny.yaml" >"$tmp/classes.yaml"
 expect_exit 2 "$runner" run "$tmp/classes.yaml" --dry-run
 expect_output "$tmp/classes.yaml:10:56: model.num_classes 5 but the dataset (mnist) has 10 classes (labels 0..9): set model.num_classes: 10"
 one_line
+# validate, where the data is reachable, finds it too.
+expect_exit 2 "$runner" validate "$tmp/classes.yaml"
+expect_output "$tmp/classes.yaml:10:56: model.num_classes 5 but the dataset (mnist) has 10 classes"
+one_line
 # The same at run start, with two ranks: one line, not one per rank, and no run folder.
 expect_exit 2 "$runner" run "$tmp/classes.yaml" -n 2 --set output.root="$tmp/runs"
 expect_output "model.num_classes 5 but the dataset (mnist) has 10 classes"

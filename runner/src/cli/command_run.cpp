@@ -66,13 +66,7 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   if (!inside_world && nproc * nnodes > 1) {
     // Data that does not fit the model: one message before any rank starts, not one per rank
     // (a single process checks for itself, before it writes anything).
-    const auto level = spdlog::get_level();
-    spdlog::set_level(spdlog::level::warn);  // quietly: the ranks log what the dataset says
-    engine::check_data_fits_model(
-        e, engine::build_datasets(e),
-        data::build_pipeline(e.doc.at("data").at("train_transforms"), registries().transforms),
-        data::build_pipeline(e.doc.at("data").at("eval_transforms"), registries().transforms));
-    spdlog::set_level(level);
+    engine::check_data_fits_model(e);
     launch::SpawnOptions so;
     so.executable = launch::self_executable();
     so.args = Args{command};

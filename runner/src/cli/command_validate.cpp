@@ -8,6 +8,7 @@
 #include "config/experiment.hpp"
 #include "config/path_keys.hpp"
 #include "config/sweep.hpp"
+#include "engine/shape_checks.hpp"
 #include "runner/error.hpp"
 
 namespace runner::cli {
@@ -15,9 +16,10 @@ namespace runner::cli {
 int command_validate(const Args& args) {
   CommandLine cl("validate", "FILE... [--set KEY=VALUE]...",
                  "Validates experiment and sweep files (a sweep: every point) against the schemas\n"
-                 "and every selected plugin's parameters, and that the data folders and weight\n"
-                 "files they name exist (--schema-only skips that, for machines without the\n"
-                 "data). Prints one line per problem.");
+                 "and every selected plugin's parameters, then that the data folders and weight\n"
+                 "files they name exist and that the data fits the model (classes, channels):\n"
+                 "--schema-only skips those, for machines without the data. Prints one line per\n"
+                 "problem.");
   cl.flag("set", po::value<std::vector<std::string>>()->composing(),
           "Override KEY=VALUE (dotted keys, list indices too) before validating")
       .flag("quiet,q", nullptr, "Print problems only")
@@ -39,7 +41,11 @@ int command_validate(const Args& args) {
           std::cout << "ok: " << file << " (sweep, " << sweep.points.size() << " points)\n";
       } else {
         const auto experiment = config::load_experiment(file, overrides);
-        if (!cl.has("schema-only")) config::require_paths_exist(experiment);
+        if (!cl.has("schema-only")) {
+          // The data is reachable: check that it fits the model too.
+          config::require_paths_exist(experiment);
+          engine::check_data_fits_model(experiment);
+        }
         if (!cl.has("quiet")) std::cout << "ok: " << file << "\n";
       }
     } catch (const config::ConfigValidationError& e) {

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <string>
 
+#include <spdlog/spdlog.h>
+
+#include "engine/build_parts.hpp"
 #include "runner/error.hpp"
+#include "runner/registries.hpp"
 
 namespace runner::engine {
 namespace {
@@ -68,6 +72,21 @@ void check_data_fits_model(const config::Experiment& e, const data::DatasetSplit
                         " for the last (model.in_chans " + std::to_string(in_chans) +
                         "): add a resize to one size (and the channel count the model takes)");
   }
+}
+
+void check_data_fits_model(const config::Experiment& e) {
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);  // quietly: the run logs what the dataset says
+  try {
+    check_data_fits_model(
+        e, build_datasets(e),
+        data::build_pipeline(e.doc.at("data").at("train_transforms"), registries().transforms),
+        data::build_pipeline(e.doc.at("data").at("eval_transforms"), registries().transforms));
+  } catch (...) {
+    spdlog::set_level(level);
+    throw;
+  }
+  spdlog::set_level(level);
 }
 
 }  // namespace runner::engine

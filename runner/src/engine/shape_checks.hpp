@@ -16,4 +16,8 @@ void check_data_fits_model(const config::Experiment& e, const data::DatasetSplit
                            const data::Pipeline& train_transforms,
                            const data::Pipeline& eval_transforms);
 
+/// The same, building the datasets and transforms of `e` first, quietly (only warnings are
+/// logged): for `validate` and runner's launcher, which check before any rank starts.
+void check_data_fits_model(const config::Experiment& e);
+
 }  // namespace runner::engine
