@@ -2,6 +2,9 @@
 // Dynamic loss scaling for fp16 training with torch.cuda.amp.GradScaler's semantics: scale the
 // loss, unscale the gradients before clipping, skip the optimizer step when a gradient is
 // inf/NaN, back the scale off on such a step and grow it after a run of good steps.
+// The scale, the growth tracker and the found-inf flag live on the gradients' device and are
+// updated there by ATen's own kernels (_amp_foreach_non_finite_check_and_unscale_,
+// _amp_update_scale_; CPU and CUDA): the only host read is step()'s decision to skip.
 
 #include <cstdint>
 #include <functional>
@@ -29,14 +32,15 @@ struct GradScalerState {
 class GradScaler {
  public:
   /// Makes every rank agree on the found-inf flag: all-reduces a 1-element float32 tensor (on
-  /// the gradients' device) in place with MAX. Called once per step inside unscale_().
+  /// the gradients' device) in place with MAX. Called once per step inside unscale_(). Not
+  /// needed for gradients that DDP already averaged (an inf anywhere is an inf everywhere).
   using AllReduceMax = std::function<void(torch::Tensor&)>;
 
   explicit GradScaler(GradScalerOptions options = {}, AllReduceMax all_reduce_max = nullptr);
 
   bool enabled() const { return options_.enabled; }
-  /// The current scale (1 when disabled).
-  double scale() const { return options_.enabled ? scale_ : 1.0; }
+  /// The current scale (1 when disabled). Reads the device: for logs and checkpoints.
+  double scale() const;
 
   /// `loss * scale()`; `loss` itself when disabled.
   torch::Tensor scale(const torch::Tensor& loss) const;
@@ -55,21 +59,23 @@ class GradScaler {
   /// `growth_interval` of them (only to a finite value). Requires step() or unscale_() first.
   void update();
 
-  GradScalerState state() const { return {scale_, growth_tracker_}; }
+  /// Reads the device: for checkpoints.
+  GradScalerState state() const;
   /// Restores a state() (from a checkpoint); throws runner::DataError on a non-positive scale.
   void load_state(const GradScalerState& state);
 
  private:
   struct PerOptimizer {
     bool unscaled = false;
-    bool found_inf = false;
+    torch::Tensor found_inf;  ///< 1-element float32 on the scale's device: 1 = inf/NaN seen
   };
+  /// Moves the scale and tracker to `device` when they are elsewhere (the first use, mostly).
+  void place_on(const torch::Device& device) const;
 
   GradScalerOptions options_;
   AllReduceMax all_reduce_max_;
-  double scale_;
-  int64_t growth_tracker_ = 0;
-  bool last_grads_on_cuda_ = false;
+  mutable torch::Tensor scale_;           ///< float32 [1], as torch keeps it
+  mutable torch::Tensor growth_tracker_;  ///< int32 [1]
   std::map<const torch::optim::Optimizer*, PerOptimizer> per_optimizer_;  // reset by update()
 };
 

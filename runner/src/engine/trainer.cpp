@@ -51,6 +51,19 @@ class AutocastGuard {
   at::ScalarType dtype_ = at::kFloat;
 };
 
+// torch.nn.utils.clip_grad_norm_ without its host read: the total norm, the clip factor
+// (at most 1) and the scaling all stay on the device.
+void clip_grad_norm_on_device(const std::vector<torch::Tensor>& parameters, double max_norm) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return;
+  const auto norms = at::_foreach_norm(grads, 2);
+  const torch::Tensor total = torch::linalg_vector_norm(torch::stack(norms), 2);
+  const torch::Tensor factor = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  at::_foreach_mul_(grads, factor);
+}
+
 int64_t optional_int(const json& v, int64_t fallback) {
   return v.is_null() ? fallback : v.get<int64_t>();
 }
@@ -130,9 +143,9 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
 
   GradScalerOptions so;
   so.enabled = parts_.precision == "fp16";
-  auto world = parts_.world;
-  scaler_ = std::make_unique<GradScaler>(
-      so, [world](torch::Tensor& t) { world->all_reduce_(t, dist::ReduceOp::kMax); });
+  // No all-reduce of its found-inf flag: DataParallel averaged the gradients, so an inf on any
+  // rank is an inf on every rank, and every rank skips the same steps.
+  scaler_ = std::make_unique<GradScaler>(so);
 
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   data::LoaderOptions lo;
@@ -306,9 +319,12 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   Clock::time_point log_start = Clock::now();
   double log_wait_start = train_loader_->stats().wait_seconds;
   int64_t log_images = 0;
-  double window_loss = 0, epoch_loss_sum = 0;
+  // The accumulation window's loss sum and non-finite count stay on the device.
+  const auto on_device = torch::TensorOptions().dtype(torch::kDouble).device(parts_.device);
+  torch::Tensor window_loss = torch::zeros({}, on_device);
+  torch::Tensor window_nonfinite = torch::zeros({}, on_device);
+  double epoch_loss_sum = 0;
   int64_t window_count = 0, epoch_loss_count = 0;
-  bool window_nonfinite = false;
 
   while (auto batch = train_loader_->next()) {
     const int64_t micro = batches_done_ % accum_;
@@ -329,11 +345,11 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     data_parallel_->before_backward({scaled}, sync);
     scaled.backward();
 
-    const double loss_value = loss.item<double>();
-    if (std::isfinite(loss_value))
-      window_loss += loss_value;
-    else
-      window_nonfinite = true;
+    // Summed on the device: the host reads the window once, in the step's collective below.
+    const torch::Tensor loss_value = loss.detach().to(torch::kDouble);
+    const torch::Tensor finite = torch::isfinite(loss_value);
+    window_loss.add_(torch::where(finite, loss_value, torch::zeros_like(loss_value)));
+    window_nonfinite.add_(finite.logical_not());
     ++window_count;
     ++batches_done_;
     ++batches_this_run;
@@ -348,7 +364,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     if (sync) {
       if (clip_) {
         scaler_->unscale_(optimizer);
-        torch::nn::utils::clip_grad_norm_(model.parameters(), *clip_);
+        clip_grad_norm_on_device(model.parameters(), *clip_);
       }
       const bool stepped = scaler_->step(optimizer);
       scaler_->update();
@@ -368,18 +384,18 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       const int stop_signal = stop_requested_by();
       const bool save_due = world.is_main() && checkpoint_every_seconds_ > 0 &&
                             util::seconds_since(last_save_) >= checkpoint_every_seconds_;
-      auto stats =
-          torch::tensor({window_loss, window_nonfinite ? 1.0 : 0.0,
-                         static_cast<double>(window_count), stop_signal == SIGINT ? 1.0 : 0.0,
+      const auto flags =
+          torch::tensor({static_cast<double>(window_count), stop_signal == SIGINT ? 1.0 : 0.0,
                          stop_signal == SIGTERM ? 1.0 : 0.0, save_due ? 1.0 : 0.0},
                         torch::kFloat64)
-              .to(torch::kFloat);
+              .to(parts_.device, /*non_blocking=*/true);
+      auto stats =
+          torch::cat({window_loss.view({1}), window_nonfinite.view({1}), flags}).to(torch::kFloat);
       if (world.distributed()) {
         stats = stats.to(world.device());
         world.all_reduce_(stats, dist::ReduceOp::kSum);
-        stats = stats.cpu();
       }
-      const auto values = stats.to(torch::kDouble);
+      const auto values = stats.to(torch::kCPU, torch::kDouble);  // the step's one host read
       const auto v = values.accessor<double, 1>();
       const bool nonfinite = v[1] > 0;
       const double finite_count = v[2];
@@ -396,7 +412,8 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         epoch_loss_sum += mean_loss;
         ++epoch_loss_count;
       }
-      if (optimizer_steps_ % log_every_ == 0 && writer_) {
+      // A step the loss scaler skipped is no step: nothing to log or save at its number again.
+      if (stepped && optimizer_steps_ % log_every_ == 0 && writer_) {
         const double dt = util::seconds_since(log_start);
         const double wait = train_loader_->stats().wait_seconds - log_wait_start;
         const double lr = parts_.optimizer->param_groups()[0].options().get_lr();
@@ -415,9 +432,9 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         log_wait_start = train_loader_->stats().wait_seconds;
         log_images = 0;
       }
-      window_loss = 0;
+      window_loss.zero_();
       window_count = 0;
-      window_nonfinite = false;
+      window_nonfinite.zero_();
       if (v[3] > 0 || v[4] > 0) {
         result.stopped_by_signal = v[3] > 0 ? SIGINT : SIGTERM;
         break;
@@ -428,7 +445,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       }
       // Crash safety: last.pt within the epoch, at the sampler's position.
       const bool save_every_steps =
-          checkpoint_every_steps_ > 0 && optimizer_steps_ % checkpoint_every_steps_ == 0;
+          stepped && checkpoint_every_steps_ > 0 && optimizer_steps_ % checkpoint_every_steps_ == 0;
       if ((save_every_steps || v[5] > 0) && batches_done_ < num_batches) {
         save("last", true);
         if (world.is_main())
