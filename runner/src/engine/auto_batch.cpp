@@ -11,9 +11,11 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include "compat/torch_compat.hpp"
 #include "dist/world.hpp"
 #include "engine/build_parts.hpp"
+#include "engine/device_options.hpp"
+#include "engine/grad_scaler.hpp"
+#include "engine/train_step.hpp"
 #include "runner/data/batch.hpp"
 #include "runner/data/pipeline.hpp"
 #include "runner/error.hpp"
@@ -116,9 +118,25 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
 
   auto model = build_model(doc.at("model"), e.dir);
   model->to(device);
+  apply_memory_format(doc, *model);  // train.channels_last, as the run
   model->train();
   auto optimizer = build_optimizer(doc.at("optimizer"), *model);
   auto loss_fn = build_loss(doc.at("loss"));
+  // The step the run takes (autocast, loss scaling, clipping), without the gradient all-reduce:
+  // a rank out of memory mid-backward would leave the others waiting in it.
+  GradScalerOptions scaling;
+  scaling.enabled = precision == "fp16";
+  GradScaler scaler(scaling);
+  TrainStepParts step_parts;
+  step_parts.model = model.get();
+  step_parts.optimizer = optimizer.get();
+  step_parts.loss = loss_fn.get();
+  step_parts.scaler = &scaler;
+  step_parts.precision = precision;
+  step_parts.device = device;
+  if (!doc.at("train").at("clip_grad_norm").is_null())
+    step_parts.clip_grad_norm = doc.at("train").at("clip_grad_norm").get<double>();
+  TrainStep step(step_parts);
   const bool measure_host = device.is_cpu() && budget > 0;
 
   const auto fits = [&](int64_t batch) {
@@ -134,22 +152,9 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
       auto images = one.expand({batch, one.size(1), one.size(2), one.size(3)}).contiguous();
       auto labels = torch::randint(num_classes, {batch},
                                    torch::TensorOptions().dtype(torch::kLong).device(device));
-      torch::Tensor logits;
-      {
-        const bool autocast = precision != "fp32";
-        const auto dtype = precision == "fp16" ? at::kHalf : at::kBFloat16;
-        if (autocast) compat::set_autocast(device.type(), dtype, true);
-        logits = model->forward(images);
-        if (autocast) {
-          compat::set_autocast(device.type(), dtype, false);
-          at::autocast::clear_cache();
-        }
-      }
+      step.micro_batch(images, labels, 1, true);
       if (measure_host) sampled_peak = std::max(sampled_peak, resident_mib());
-      loss_fn->compute(logits.to(torch::kFloat), labels).backward();
-      if (measure_host) sampled_peak = std::max(sampled_peak, resident_mib());
-      optimizer->step();
-      optimizer->zero_grad();
+      step.finish();
       if (measure_host) sampled_peak = std::max(sampled_peak, resident_mib());
     } catch (const c10::OutOfMemoryError&) {
       optimizer->zero_grad();

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compat/torch_compat.hpp"
 #include "dist/sync_batch_norm.hpp"
+#include "engine/autocast_guard.hpp"
 #include "engine/best_evaluation.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/checkpoint.hpp"
@@ -28,41 +28,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Autocast on for one forward pass (fp16/bf16), restored and its cast cache cleared after.
-class AutocastGuard {
- public:
-  AutocastGuard(const std::string& precision, torch::Device device) {
-    if (precision == "fp32") return;
-    type_ = device.type();
-    dtype_ = precision == "fp16" ? at::kHalf : at::kBFloat16;
-    compat::set_autocast(type_, dtype_, true);
-    active_ = true;
-  }
-  ~AutocastGuard() {
-    if (!active_) return;
-    compat::set_autocast(type_, dtype_, false);
-    at::autocast::clear_cache();
-  }
-
- private:
-  bool active_ = false;
-  c10::DeviceType type_ = c10::DeviceType::CPU;
-  at::ScalarType dtype_ = at::kFloat;
-};
-
-// torch.nn.utils.clip_grad_norm_ without its host read: the total norm, the clip factor
-// (at most 1) and the scaling all stay on the device.
-void clip_grad_norm_on_device(const std::vector<torch::Tensor>& parameters, double max_norm) {
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : parameters)
-    if (p.grad().defined()) grads.push_back(p.grad());
-  if (grads.empty()) return;
-  const auto norms = at::_foreach_norm(grads, 2);
-  const torch::Tensor total = torch::linalg_vector_norm(torch::stack(norms), 2);
-  const torch::Tensor factor = (max_norm / (total + 1e-6)).clamp_max(1.0);
-  at::_foreach_mul_(grads, factor);
-}
 
 int64_t optional_int(const json& v, int64_t fallback) {
   return v.is_null() ? fallback : v.get<int64_t>();
@@ -146,6 +111,16 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   // No all-reduce of its found-inf flag: DataParallel averaged the gradients, so an inf on any
   // rank is an inf on every rank, and every rank skips the same steps.
   scaler_ = std::make_unique<GradScaler>(so);
+  TrainStepParts step;
+  step.model = parts_.model.get();
+  step.optimizer = parts_.optimizer.get();
+  step.loss = parts_.loss.get();
+  step.scaler = scaler_.get();
+  step.data_parallel = data_parallel_.get();
+  step.precision = parts_.precision;
+  step.device = parts_.device;
+  step.clip_grad_norm = clip_;
+  train_step_ = std::make_unique<TrainStep>(step);
 
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   data::LoaderOptions lo;
@@ -299,7 +274,6 @@ void Trainer::resume_from(const std::string& checkpoint) {
 Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   EpochResult result;
   auto& model = *parts_.model;
-  auto& optimizer = *parts_.optimizer;
   auto& world = *parts_.world;
   model.train();
   train_loader_->start_epoch(static_cast<uint64_t>(epoch), static_cast<size_t>(batches_done_));
@@ -319,12 +293,9 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   Clock::time_point log_start = Clock::now();
   double log_wait_start = train_loader_->stats().wait_seconds;
   int64_t log_images = 0;
-  // The accumulation window's loss sum and non-finite count stay on the device.
-  const auto on_device = torch::TensorOptions().dtype(torch::kDouble).device(parts_.device);
-  torch::Tensor window_loss = torch::zeros({}, on_device);
-  torch::Tensor window_nonfinite = torch::zeros({}, on_device);
   double epoch_loss_sum = 0;
-  int64_t window_count = 0, epoch_loss_count = 0;
+  int64_t epoch_loss_count = 0;
+  train_step_->take_window();  // a window begins with the epoch (or where a resume continues)
 
   while (auto batch = train_loader_->next()) {
     const int64_t micro = batches_done_ % accum_;
@@ -332,25 +303,9 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     const auto images = batch->images.to(parts_.device, /*non_blocking=*/true);
     const auto labels = batch->labels.to(parts_.device, /*non_blocking=*/true);
 
-    data_parallel_->before_forward();
-    torch::Tensor logits;
-    {
-      AutocastGuard autocast(parts_.precision, parts_.device);
-      logits = model.forward(images);
-    }
-    const torch::Tensor loss = parts_.loss->compute(logits.to(torch::kFloat), labels);
     // The gradient is the mean over the accumulation window; the epoch's last window may be short.
     const int64_t window = std::min(accum_, num_batches - (batches_done_ - micro));
-    const torch::Tensor scaled = scaler_->scale(loss / static_cast<double>(window));
-    data_parallel_->before_backward({scaled}, sync);
-    scaled.backward();
-
-    // Summed on the device: the host reads the window once, in the step's collective below.
-    const torch::Tensor loss_value = loss.detach().to(torch::kDouble);
-    const torch::Tensor finite = torch::isfinite(loss_value);
-    window_loss.add_(torch::where(finite, loss_value, torch::zeros_like(loss_value)));
-    window_nonfinite.add_(finite.logical_not());
-    ++window_count;
+    train_step_->micro_batch(images, labels, window, sync);
     ++batches_done_;
     ++batches_this_run;
     if (batches_this_run == warmup_batches) {
@@ -362,13 +317,8 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     log_images += images_per_batch;
 
     if (sync) {
-      if (clip_) {
-        scaler_->unscale_(optimizer);
-        clip_grad_norm_on_device(model.parameters(), *clip_);
-      }
-      const bool stepped = scaler_->step(optimizer);
-      scaler_->update();
-      data_parallel_->zero_grad();
+      const bool stepped = train_step_->finish();
+      const WindowSums sums = train_step_->take_window();
       if (stepped) {
         ++optimizer_steps_;
         set_learning_rate();
@@ -385,12 +335,12 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       const bool save_due = world.is_main() && checkpoint_every_seconds_ > 0 &&
                             util::seconds_since(last_save_) >= checkpoint_every_seconds_;
       const auto flags =
-          torch::tensor({static_cast<double>(window_count), stop_signal == SIGINT ? 1.0 : 0.0,
+          torch::tensor({static_cast<double>(sums.count), stop_signal == SIGINT ? 1.0 : 0.0,
                          stop_signal == SIGTERM ? 1.0 : 0.0, save_due ? 1.0 : 0.0},
                         torch::kFloat64)
               .to(parts_.device, /*non_blocking=*/true);
       auto stats =
-          torch::cat({window_loss.view({1}), window_nonfinite.view({1}), flags}).to(torch::kFloat);
+          torch::cat({sums.loss.view({1}), sums.nonfinite.view({1}), flags}).to(torch::kFloat);
       if (world.distributed()) {
         stats = stats.to(world.device());
         world.all_reduce_(stats, dist::ReduceOp::kSum);
@@ -432,9 +382,6 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         log_wait_start = train_loader_->stats().wait_seconds;
         log_images = 0;
       }
-      window_loss.zero_();
-      window_count = 0;
-      window_nonfinite.zero_();
       if (v[3] > 0 || v[4] > 0) {
         result.stopped_by_signal = v[3] > 0 ? SIGINT : SIGTERM;
         break;

@@ -17,6 +17,7 @@
 #include "engine/grad_scaler.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/progress.hpp"
+#include "engine/train_step.hpp"
 #include "runner/data/dataset.hpp"
 #include "runner/data/loader.hpp"
 #include "runner/data/pipeline.hpp"
@@ -116,6 +117,7 @@ class Trainer {
   std::string run_dir_;
   std::unique_ptr<dist::DataParallel> data_parallel_;
   std::unique_ptr<GradScaler> scaler_;
+  std::unique_ptr<TrainStep> train_step_;
   std::unique_ptr<optim::Scheduler> scheduler_;
   std::unique_ptr<data::DataLoader> train_loader_;
   std::unique_ptr<MetricsWriter> writer_;
