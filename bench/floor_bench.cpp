@@ -9,6 +9,7 @@
 
 #include <torch/torch.h>
 
+#include "engine/autocast_guard.hpp"
 #include "runner/models/model.hpp"
 #include "runner/registries.hpp"
 
@@ -47,9 +48,17 @@ int main(int argc, char** argv) {
   torch::Tensor x = torch::randn({batch, 1, size, size});
   if (channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
   const torch::Tensor y = torch::randint(0, 10, {batch});
+  // FLOOR_PRECISION=bf16|fp16: the forward under autocast, as precision: does in the trainer.
+  const char* precision_env = std::getenv("FLOOR_PRECISION");
+  const std::string precision = precision_env ? precision_env : "fp32";
   auto step = [&] {
     optimizer.zero_grad();
-    torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    torch::Tensor logits;
+    {
+      runner::engine::AutocastGuard autocast(precision, torch::kCPU);
+      logits = model->forward(x);
+    }
+    torch::Tensor loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), y);
     loss.backward();
     optimizer.step();
     return loss.item<double>();  // the trainer reads the loss every step too
@@ -61,8 +70,9 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "{\"backbone\":\"%s\",\"size\":%lld,\"batch\":%lld,\"threads\":%d,\"steps\":%d,"
-      "\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
+      "\"precision\":\"%s\",\"channels_last\":%s,\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
       name.c_str(), static_cast<long long>(size), static_cast<long long>(batch), threads, steps,
-      steps * batch / seconds, 1000.0 * seconds / steps);
+      precision.c_str(), channels_last ? "true" : "false", steps * batch / seconds,
+      1000.0 * seconds / steps);
   return 0;
 }

@@ -106,10 +106,11 @@ void DataParallel::before_backward(const std::vector<torch::Tensor>& outputs, bo
 }
 
 void DataParallel::zero_grad() {
-  torch::NoGradGuard no_grad;
-  for (auto& p : module_->parameters()) {
-    if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  // As torch's zero_grad(set_to_none=True), Python's default: the next backward writes fresh
+  // gradients instead of adding to zeros, which saves writing and then re-reading every
+  // gradient each step (for convnext_small, 200 MB of each per step). The reducer makes a
+  // gradient it finds undefined.
+  for (auto& p : module_->parameters()) p.mutable_grad() = torch::Tensor();
 }
 
 }  // namespace runner::dist

@@ -46,7 +46,8 @@ class DataParallel {
   /// Call after forward, before backward, on every rank. sync=true: this backward averages
   /// gradients across ranks; false: gradients only accumulate locally (no_sync).
   void before_backward(const std::vector<torch::Tensor>& outputs, bool sync = true);
-  /// Zeroes gradients in place (what optimizers' zero_grad must not do with reducer buckets).
+  /// Drops the gradients (torch's zero_grad(set_to_none=True)): the next window's first
+  /// backward writes them afresh.
   void zero_grad();
 
   const DataParallelOptions& options() const { return options_; }

@@ -141,7 +141,7 @@ TEST(WorldInit, UnreachableMasterNamesHostAndPort) {
   }
 }
 
-TEST(DataParallelSingle, LeavesTrainingUntouchedAndZeroesInPlace) {
+TEST(DataParallelSingle, LeavesTrainingUntouchedAndDropsGradients) {
   auto world = World::single();
   auto model = torch::nn::Linear(3, 2);
   DataParallel dp(world, model.ptr());
@@ -152,8 +152,12 @@ TEST(DataParallelSingle, LeavesTrainingUntouchedAndZeroesInPlace) {
   auto grad = model->weight.grad();
   EXPECT_TRUE(torch::allclose(grad, torch::full({2, 3}, 4.0f)));
   dp.zero_grad();
-  EXPECT_EQ(model->weight.grad().abs().sum().item<float>(), 0.0f);
-  EXPECT_TRUE(model->weight.grad().is_same(grad));  // same storage: zeroed in place
+  // Dropped, as zero_grad(set_to_none=True): the next backward writes instead of adding.
+  EXPECT_FALSE(model->weight.grad().defined());
+  auto again = model->forward(torch::ones({4, 3})).sum();
+  dp.before_backward({again});
+  again.backward();
+  EXPECT_TRUE(torch::allclose(model->weight.grad(), torch::full({2, 3}, 4.0f)));
   DataParallelOptions bad;
   bad.bucket_cap_mb = 0;
   EXPECT_THROW(DataParallel(world, model.ptr(), bad), ConfigError);
