@@ -194,12 +194,13 @@ def main():
     p.add_argument("--out", default="python_run")
     p.add_argument("--cpu", action="store_true", help="run on the CPU even when CUDA is available")
     p.add_argument("--floor", action="store_true")
+    p.add_argument("--mixed_precision", default="no", help="no, fp16 or bf16 (Accelerate's; bf16 on CPU too)")
     args = p.parse_args()
     if args.floor:
         return floor(args)
 
     t_start = time.time()
-    accelerator = Accelerator(cpu=args.cpu or not torch.cuda.is_available())
+    accelerator = Accelerator(cpu=args.cpu or not torch.cuda.is_available(), mixed_precision=args.mixed_precision)
     # After Accelerator(): on MULTI_CPU it sets its own thread count (cores / local processes).
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)

@@ -1,10 +1,10 @@
 // `adam` and `adamw`: torch.optim.Adam (weight decay added to the gradient) and AdamW
-// (decoupled weight decay, lr * weight_decay * param subtracted), stepped with multi-tensor ops.
+// (decoupled weight decay, lr * weight_decay * param subtracted), stepped by ATen's fused kernels.
 
 #include <torch/torch.h>
 
 #include "optimizers/common.hpp"
-#include "optimizers/multi_tensor_adam.hpp"
+#include "optimizers/fused_adam.hpp"
 #include "runner/optim/optimizer.hpp"
 
 namespace runner::optimizers {
@@ -34,10 +34,10 @@ std::unique_ptr<torch::optim::Optimizer> make_adam(const nlohmann::json& params,
 }  // namespace
 
 void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
-  registry.add("adam", make_adam<torch::optim::AdamOptions, MultiTensorAdamL2>,
+  registry.add("adam", make_adam<torch::optim::AdamOptions, FusedAdamL2>,
                optimizer_schema(1e-3, 0.0, adam_properties()),
                "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");
-  registry.add("adamw", make_adam<torch::optim::AdamWOptions, MultiTensorAdamW>,
+  registry.add("adamw", make_adam<torch::optim::AdamWOptions, FusedAdamW>,
                optimizer_schema(1e-3, 0.01, adam_properties()),
                "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
 }

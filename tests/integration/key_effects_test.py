@@ -40,8 +40,9 @@ class Runs:
         with open(self.yaml, "w") as f:
             f.write(BASE)
 
-    def run(self, *sets, command="run", expect=0):
-        """`runner COMMAND keys.yaml --set ...` in its own run directory -> (output, run_dir)."""
+    def run(self, *sets, command="run", expect=0, env=None):
+        """`runner COMMAND keys.yaml --set ...` in its own run directory (with `env` added to the
+        environment) -> (output, run_dir)."""
         self.n += 1
         run_dir = os.path.join(self.tmp, f"run{self.n}")
         args = [RUNNER, command, self.yaml]
@@ -49,7 +50,8 @@ class Runs:
             args += ["--set", f"output.run_dir={run_dir}"]
         for s in sets:
             args += ["--set", s]
-        p = subprocess.run(args, capture_output=True, text=True, timeout=240)
+        p = subprocess.run(args, capture_output=True, text=True, timeout=240,
+                           env=dict(os.environ, **(env or {})))
         out = p.stdout + p.stderr
         if p.returncode != expect:
             check(False, f"exit {p.returncode}, expected {expect}: {' '.join(args)}\n{out[-1500:]}")
@@ -74,11 +76,20 @@ def main():
         two, _ = r.run("launch.threads_per_process=2")
         check("2 thread(s) per process" in two, "threads_per_process 2 is in the run line")
         # precision
-        fp16, _ = r.run("precision=fp16")
-        check("running in fp32 on CPU" in fp16, "precision fp16 on CPU falls back with a warning")
-        bf16, d = r.run("precision=bf16")
-        check("precision bf16 on CPU" in bf16 and r.summary(d)["precision"] == "bf16",
-              "precision bf16 runs autocast on CPU and summary.json says bf16")
+        # fp16 on a CPU: bf16 where the CPU has native bf16, else fp32, said in one line; both
+        # branches, whatever this CPU has (RUNNER_CPU_NATIVE_BF16 stands in for its flags).
+        fp16, d = r.run("precision=fp16", env={"RUNNER_CPU_NATIVE_BF16": "1"})
+        check("precision fp16 on CPU (no fp16 kernels there) runs as bf16" in fp16 and
+              r.summary(d)["precision"] == "bf16",
+              "precision fp16 on a CPU with native bf16 runs as bf16 and says so")
+        fp16, d = r.run("precision=fp16", env={"RUNNER_CPU_NATIVE_BF16": "0"})
+        check("runs in fp32: this CPU has no native bf16" in fp16 and
+              r.summary(d)["precision"] == "fp32",
+              "precision fp16 on a CPU without native bf16 runs in fp32 and says so")
+        bf16, d = r.run("precision=bf16", env={"RUNNER_CPU_NATIVE_BF16": "0"})
+        check("precision bf16 on a CPU without native bf16" in bf16 and
+              r.summary(d)["precision"] == "bf16",
+              "precision bf16 runs autocast on CPU, warns without native bf16, summary.json says bf16")
         # data.limit.val, train.eval_batch_size
         lim, _ = r.run("data.limit.val=20", "train.eval_batch_size=8", "log_level=debug")
         check("val 20," in lim, "data.limit.val=20 leaves 20 validation samples")

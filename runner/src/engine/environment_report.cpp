@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+#include "util/cpu_features.hpp"
+
 namespace runner::engine {
 
 namespace {
@@ -59,6 +61,9 @@ nlohmann::json environment_report() {
   env["gloo"] = "not in this libtorch";
 #endif
   env["cpu_cores"] = std::thread::hardware_concurrency();
+  // What precision: bf16 (and fp16) run as on this CPU.
+  const std::string bf16 = util::native_bf16_feature();
+  env["cpu_native_bf16"] = bf16.empty() ? nlohmann::json(false) : nlohmann::json(bf16);
   env["torch_threads"] = torch::get_num_threads();
   env["torch_interop_threads"] = torch::get_num_interop_threads();
   return env;

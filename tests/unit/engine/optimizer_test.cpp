@@ -1,5 +1,7 @@
 // The optimizer plugins: schema defaults, hand-computed first steps, weight-decay exemption.
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -162,9 +164,11 @@ TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
 
 namespace {
 
-// The plugins' adam/adamw step all tensors at once (_foreach ops); on CPU that must give
-// torch::optim::Adam/AdamW's results exactly, with two parameter groups (one decayed, one not),
-// a parameter that gets no gradient on some steps, and state that survives a save/load.
+// The plugins' adam/adamw step with ATen's fused kernels; over 20 steps that must stay within
+// 1e-6 of torch::optim::Adam/AdamW (the kernel orders the same arithmetic differently), with two
+// parameter groups (one decayed, one not), a parameter that gets no gradient on some steps, a
+// step skipped altogether (as the loss scaler skips one) and state that survives a save/load
+// halfway.
 template <class Reference, class Options>
 void expect_same_as_torch(const std::string& name, bool amsgrad,
                           std::tuple<double, double> betas = std::make_tuple(0.9, 0.999),
@@ -199,7 +203,7 @@ void expect_same_as_torch(const std::string& name, bool amsgrad,
   groups.emplace_back(std::vector<torch::Tensor>{theirs[1]},
                       std::make_unique<Options>(Options(options).weight_decay(0.0)));
   Reference reference(std::move(groups), options);
-  for (int step = 0; step < 6; ++step) {
+  for (int step = 0; step < 20; ++step) {
     torch::manual_seed(100 + step);
     for (size_t i = 0; i < ours.size(); ++i) {
       const bool skip = i == 2 && step % 3 == 1;  // no gradient for `k` on some steps
@@ -207,19 +211,32 @@ void expect_same_as_torch(const std::string& name, bool amsgrad,
       ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
       theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
     }
+    if (step == 7) continue;  // a step skipped by both (the loss scaler's inf step)
+    if (step == 10) {         // a checkpoint round trip: the state (and step counts) survive
+      std::stringstream buffer;
+      torch::serialize::OutputArchive out;
+      optimizer->save(out);
+      out.save_to(buffer);
+      optimizer = make(name, user, holder);
+      torch::serialize::InputArchive in;
+      in.load_from(buffer);
+      optimizer->load(in);
+    }
     optimizer->step();
     reference.step();
     for (size_t i = 0; i < ours.size(); ++i)
-      EXPECT_TRUE(torch::equal(ours[i], theirs[i])) << name << " step " << step << " tensor " << i;
+      EXPECT_TRUE(torch::allclose(ours[i], theirs[i], /*rtol=*/1e-6, /*atol=*/1e-6))
+          << name << " step " << step << " tensor " << i << ": largest difference "
+          << (ours[i] - theirs[i]).abs().max().template item<double>();
   }
 }
 
-TEST(Optimizers, AdamStepsExactlyAsTorchAdam) {
+TEST(Optimizers, AdamStepsAsTorchAdam) {
   expect_same_as_torch<torch::optim::Adam, torch::optim::AdamOptions>("adam", false);
   expect_same_as_torch<torch::optim::Adam, torch::optim::AdamOptions>("adam", true);
 }
 
-TEST(Optimizers, AdamwStepsExactlyAsTorchAdamw) {
+TEST(Optimizers, AdamwStepsAsTorchAdamw) {
   expect_same_as_torch<torch::optim::AdamW, torch::optim::AdamWOptions>("adamw", false);
 }
 
