@@ -38,6 +38,7 @@ ALL_CONFIGS=(
   "resnet18_56_1x2 resnet18 56 1 2 64 10"
   "resnet18_56_2x1 resnet18 56 2 1 32 10"
   "convnext_atto_56_1x2 convnext_atto 56 1 2 64 10"
+  "convnext_small_56_2x1 convnext_small 56 2 1 16 12"
 )
 CONFIGS=${CONFIGS:-small_cnn_28_1x2 resnet18_56_1x2 resnet18_56_2x1 convnext_atto_56_1x2}
 

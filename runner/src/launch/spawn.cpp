@@ -501,14 +501,6 @@ int spawn_ranks(const SpawnOptions& options) {
   return supervisor.run(port);
 }
 
-std::optional<int> spawn_if_needed(SpawnOptions layout, int argc, const char* const* argv) {
-  if (layout.nproc_per_node <= 1 && layout.nnodes <= 1) return std::nullopt;
-  if (launched_by_runner() || detect_world_env().has_value()) return std::nullopt;
-  layout.executable = self_executable();
-  layout.args.assign(argv + 1, argv + argc);
-  return spawn_ranks(layout);
-}
-
 void write_torchelastic_error(const std::string& message) {
   const char* path = std::getenv("TORCHELASTIC_ERROR_FILE");
   if (path == nullptr || *path == '\0') return;

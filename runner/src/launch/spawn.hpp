@@ -4,7 +4,6 @@
 // one fails or the launcher is interrupted. Torch-free.
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,12 +55,6 @@ int pick_free_port();
 /// code is then 130/143, or 0 when every rank still ended well.
 /// Throws runner::ConfigError on a bad layout (e.g. master_port 0 with nnodes > 1).
 int spawn_ranks(const SpawnOptions& options);
-
-/// For `runner run`: when `layout` asks for more than one process (nproc_per_node or nnodes > 1)
-/// and this process is not already a rank of a launched world (runner, torchrun, SLURM, MPI),
-/// spawns the ranks as this program with the same arguments (argv[1..]) and returns the
-/// launcher's exit code; otherwise nullopt: run the experiment in this process.
-std::optional<int> spawn_if_needed(SpawnOptions layout, int argc, const char* const* argv);
 
 /// Under torchrun (TORCHELASTIC_ERROR_FILE set), records `message` as this rank's root-cause
 /// error in the JSON torchrun's summary reads; does nothing otherwise. Never throws.

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -269,8 +272,20 @@ TEST(DataLoader, StopsCleanlyMidEpoch) {
   ASSERT_TRUE(loader->next());
   loader->start_epoch(1);  // abandons epoch 0
   ASSERT_TRUE(loader->next());
-  loader.reset();  // joins the workers; must not hang
-  SUCCEED();
+  // Destroying it joins the workers: it must end, here within 20 s. A hang cannot be undone
+  // in-process (the thread stays blocked), so it fails the test and ends the process at once.
+  std::promise<void> joined;
+  auto finished = joined.get_future();
+  std::thread([&loader, &joined] {
+    loader.reset();
+    joined.set_value();
+  }).detach();
+  if (finished.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    ADD_FAILURE() << "destroying a loader abandoned mid-epoch did not join its workers in 20 s";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  EXPECT_EQ(loader, nullptr);
 }
 
 TEST(DataLoader, BuildPipelineRejectsUnknownTransforms) {

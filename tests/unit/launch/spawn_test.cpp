@@ -218,19 +218,6 @@ TEST(Spawn, BadLayoutsAreConfigErrors) {
   EXPECT_THROW(spawn_ranks(options), ConfigError);
 }
 
-TEST(Spawn, NoSpawnForOneProcessOrInsideAWorld) {
-  const char* argv[] = {"runner", "run", "exp.yaml"};
-  SpawnOptions layout;
-  layout.nproc_per_node = 1;
-  EXPECT_FALSE(spawn_if_needed(layout, 3, argv).has_value());
-  layout.nproc_per_node = 2;
-  ::setenv("RANK", "0", 1);
-  ::setenv("WORLD_SIZE", "2", 1);
-  EXPECT_FALSE(spawn_if_needed(layout, 3, argv).has_value());  // already a rank: never respawn
-  ::unsetenv("RANK");
-  ::unsetenv("WORLD_SIZE");
-}
-
 TEST(Spawn, TorchelasticErrorFileHasTheMessage) {
   TempDir dir;
   const std::string file = (dir.path / "error.json").string();
