@@ -2,6 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <torch/csrc/distributed/c10d/comm.hpp>
+#include <torch/csrc/distributed/c10d/default_comm_hooks.hpp>
+
 #include "dist/world_impl.hpp"
 #include "runner/error.hpp"
 
@@ -16,6 +19,26 @@ struct DataParallel::State {
 };
 
 namespace {
+
+// DDP's bf16_compress_hook (PyTorch has it in Python only; fp16's is built into the reducer):
+// the bucket cast to bf16 and divided by the world size, all-reduced, and copied back.
+class Bf16CompressHook : public c10d::CppCommHookInterface<c10::intrusive_ptr<c10d::ProcessGroup>> {
+ public:
+  using CppCommHookInterface::CppCommHookInterface;
+  c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
+    at::Tensor compressed = bucket.getBufferRef().to(at::kBFloat16);
+    compressed.div_(state_->getSize());
+    std::vector<at::Tensor> tensors = {compressed};
+    auto reduced = state_->allreduce(tensors)->getFuture();
+    at::Tensor buffer = bucket.getBufferRef();
+    return reduced->then(
+        [buffer](c10::ivalue::Future& done) {
+          buffer.copy_(done.value().toTensorVector()[0]);
+          return c10::IValue(buffer);
+        },
+        reduced->elementType());
+  }
+};
 
 // Whether `a` and `b` address the same elements at the same offsets: strides may differ only
 // in dimensions of size 1, which no index ever steps through.
@@ -46,6 +69,8 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
                            DataParallelOptions options)
     : world_(std::move(world)), module_(std::move(module)), options_(options) {
   if (!module_) throw Error("DataParallel: no model given");
+  if (options_.grad_comm != "fp32" && options_.grad_comm != "fp16" && options_.grad_comm != "bf16")
+    throw ConfigError("train.grad_comm '" + options_.grad_comm + "': expected fp32, fp16 or bf16");
   if (options_.bucket_cap_mb <= 0) {
     throw ConfigError("distributed bucket_cap_mb must be positive (got " +
                       std::to_string(options_.bucket_cap_mb) + ")");
@@ -77,6 +102,11 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
                                            /*gradient_as_bucket_view=*/false, first_cap);
     state_->logger = std::make_shared<c10d::Logger>(state_->reducer);
     state_->reducer->set_logger(state_->logger);
+    if (options_.grad_comm == "fp16")
+      state_->reducer->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
+    else if (options_.grad_comm == "bf16")
+      state_->reducer->register_comm_hook(
+          std::make_unique<Bf16CompressHook>(world_->impl()->group));
   });
 }
 

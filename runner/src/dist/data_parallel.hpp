@@ -10,6 +10,7 @@
 //   if (sync) { optimizer.step(); dp.zero_grad(); }
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -24,6 +25,10 @@ struct DataParallelOptions {
   bool find_unused_parameters = false;  ///< tolerate parameters without a gradient in a step
   bool broadcast_buffers = true;        ///< copy rank 0's buffers (BatchNorm stats) each step
   bool match_gradient_layout = true;    ///< see match_gradient_layout (false: for benchmarks)
+  /// The dtype gradients travel in: "fp32", or "fp16" / "bf16" (DDP's fp16_compress_hook /
+  /// bf16_compress_hook: each bucket is cast, divided by the world size, all-reduced and cast
+  /// back; half the bytes, at half-precision rounding of the averaged gradient).
+  std::string grad_comm = "fp32";
 };
 
 /// Makes `param`'s gradients arrive with `param`'s own strides where they differ only in

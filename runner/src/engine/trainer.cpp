@@ -93,6 +93,7 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   dist::DataParallelOptions dp;
   dp.bucket_cap_mb = train.at("bucket_cap_mb").get<double>();
   dp.find_unused_parameters = train.at("find_unused_parameters").get<bool>();
+  dp.grad_comm = train.at("grad_comm").get<std::string>();
   const auto bn_sync = train.at("bn_sync").get<std::string>();
   dp.broadcast_buffers = bn_sync == "broadcast";
   // Attached before DataParallel so that the first training forward already synchronises.
