@@ -255,4 +255,67 @@ TEST(Optimizers, AdamwBetasEpsAndAmsgradStepAsTorchAdamw) {
         "adamw", amsgrad, std::make_tuple(0.8, 0.95), 1e-2);
 }
 
+// The sgd plugin steps with multi-tensor ops: the same arithmetic in the same order as
+// torch::optim::SGD, so equal results, with momentum (dampened or nesterov), weight decay on one
+// of two groups, a parameter without a gradient on some steps and a save/load halfway.
+void expect_sgd_same_as_torch(double dampening, bool nesterov) {
+  auto make_params = [] {
+    torch::manual_seed(1);
+    return std::vector<torch::Tensor>{torch::randn({4, 3}).requires_grad_(),
+                                      torch::randn({3}).requires_grad_()};
+  };
+  auto ours = make_params();
+  auto theirs = make_params();
+  nlohmann::json user = {
+      {"lr", 0.05},           {"momentum", 0.9},      {"dampening", dampening},
+      {"nesterov", nesterov}, {"weight_decay", 0.01}, {"exempt_norm_and_bias", true}};
+  struct Holder : torch::nn::Module {
+    explicit Holder(const std::vector<torch::Tensor>& ps) {
+      register_parameter("w", ps[0]);
+      register_parameter("b", ps[1]);
+    }
+  } holder(ours);
+  auto optimizer = make("sgd", user, holder);
+  const auto options =
+      torch::optim::SGDOptions(0.05).momentum(0.9).dampening(dampening).nesterov(nesterov);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<torch::Tensor>{theirs[0]},
+                      std::make_unique<torch::optim::SGDOptions>(
+                          torch::optim::SGDOptions(options).weight_decay(0.01)));
+  groups.emplace_back(std::vector<torch::Tensor>{theirs[1]},
+                      std::make_unique<torch::optim::SGDOptions>(options));
+  torch::optim::SGD reference(std::move(groups), options);
+  for (int step = 0; step < 20; ++step) {
+    torch::manual_seed(200 + step);
+    for (size_t i = 0; i < ours.size(); ++i) {
+      const bool skip = i == 1 && step % 4 == 2;
+      torch::Tensor g = torch::randn_like(ours[i]);
+      ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+      theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
+    }
+    if (step == 10) {
+      std::stringstream buffer;
+      torch::serialize::OutputArchive out;
+      optimizer->save(out);
+      out.save_to(buffer);
+      optimizer = make("sgd", user, holder);
+      torch::serialize::InputArchive in;
+      in.load_from(buffer);
+      optimizer->load(in);
+    }
+    optimizer->step();
+    reference.step();
+    for (size_t i = 0; i < ours.size(); ++i)
+      EXPECT_TRUE(torch::equal(ours[i], theirs[i]))
+          << "sgd dampening " << dampening << " nesterov " << nesterov << " step " << step
+          << " tensor " << i;
+  }
+}
+
+TEST(Optimizers, SgdStepsExactlyAsTorchSgd) {
+  expect_sgd_same_as_torch(0.0, false);
+  expect_sgd_same_as_torch(0.1, false);
+  expect_sgd_same_as_torch(0.0, true);
+}
+
 }  // namespace
