@@ -18,6 +18,7 @@
 
 #include "config/experiment_keys.hpp"
 #include "config/yaml_emit.hpp"
+#include "log/run_summary.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
 
@@ -167,7 +168,6 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
   for (size_t i = 0; i < book.rows().size(); ++i) {
     PointRow& row = book.rows()[i];
     if (row.finished() || row.status == "failed") continue;
-    const fs::path summary = book.run_dir(i) / "summary.json";
     const auto state = states.find(row.id);
     if (state != states.end() && is_active(state->second)) {
       row.status = state->second == "PENDING" ? "queued" : "running";
@@ -177,7 +177,8 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     const auto job = submitted.find(row.id);
     if (job == submitted.end()) continue;  // never submitted: stays pending
     row.log_path = log_of(book, job->second, i);
-    if (fs::exists(summary)) {  // finished, or says why not (interrupted, failed)
+    const nlohmann::json said = log::read_summary(book.run_dir(i));
+    if (log::summary_says_finished(said)) {
       ChildExit ok;
       book.record_exit(i, ok);
       continue;
@@ -205,8 +206,11 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     }
     if (has_code) reason += (reason.empty() ? "" : ", ") + fmt::format("exit code {}", code);
     if (reason.empty()) reason = "ended without a result (cancelled or killed)";
-    const std::string line = last_error_line(tail_of_file(row.log_path));
-    if (!line.empty() && how != "CANCELLED") reason += ": " + line;
+    // The run's own account (an interrupted or failed run's summary.json), else its log's.
+    const std::string line = !said.empty()        ? log::run_status_text(said)
+                             : how != "CANCELLED" ? last_error_line(tail_of_file(row.log_path))
+                                                  : "";
+    if (!line.empty()) reason += ": " + line;
     book.record_failure(i, reason);
   }
   return active;

@@ -164,6 +164,23 @@ TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
 
 namespace {
 
+// A fresh optimizer `name` for `model` with `optimizer`'s state, saved and loaded as a
+// checkpoint does.
+std::unique_ptr<torch::optim::Optimizer> through_checkpoint(torch::optim::Optimizer& optimizer,
+                                                            const std::string& name,
+                                                            const nlohmann::json& user,
+                                                            torch::nn::Module& model) {
+  std::stringstream buffer;
+  torch::serialize::OutputArchive out;
+  optimizer.save(out);
+  out.save_to(buffer);
+  auto fresh = make(name, user, model);
+  torch::serialize::InputArchive in;
+  in.load_from(buffer);
+  fresh->load(in);
+  return fresh;
+}
+
 // The plugins' adam/adamw step with ATen's fused kernels; over 20 steps that must stay within
 // 1e-6 of torch::optim::Adam/AdamW (the kernel orders the same arithmetic differently), with two
 // parameter groups (one decayed, one not), a parameter that gets no gradient on some steps, a
@@ -212,16 +229,7 @@ void expect_same_as_torch(const std::string& name, bool amsgrad,
       theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
     }
     if (step == 7) continue;  // a step skipped by both (the loss scaler's inf step)
-    if (step == 10) {         // a checkpoint round trip: the state (and step counts) survive
-      std::stringstream buffer;
-      torch::serialize::OutputArchive out;
-      optimizer->save(out);
-      out.save_to(buffer);
-      optimizer = make(name, user, holder);
-      torch::serialize::InputArchive in;
-      in.load_from(buffer);
-      optimizer->load(in);
-    }
+    if (step == 10) optimizer = through_checkpoint(*optimizer, name, user, holder);
     optimizer->step();
     reference.step();
     for (size_t i = 0; i < ours.size(); ++i)
@@ -293,16 +301,7 @@ void expect_sgd_same_as_torch(double dampening, bool nesterov) {
       ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
       theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
     }
-    if (step == 10) {
-      std::stringstream buffer;
-      torch::serialize::OutputArchive out;
-      optimizer->save(out);
-      out.save_to(buffer);
-      optimizer = make("sgd", user, holder);
-      torch::serialize::InputArchive in;
-      in.load_from(buffer);
-      optimizer->load(in);
-    }
+    if (step == 10) optimizer = through_checkpoint(*optimizer, "sgd", user, holder);
     optimizer->step();
     reference.step();
     for (size_t i = 0; i < ours.size(); ++i)
