@@ -147,7 +147,9 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   const int64_t steps_per_epoch =
       (static_cast<int64_t>(train_loader_->num_batches()) + accum_ - 1) / accum_;
   optim::ScheduleContext context;
-  context.base_lr = doc_.at("optimizer").at("lr").get<double>();
+  // The lr the optimizer plugin was built with (its first group's): the core reads no plugin
+  // parameter, so an optimizer whose parameters name no `lr` works too.
+  context.base_lr = parts_.optimizer->param_groups().at(0).options().get_lr();
   context.steps_per_epoch = steps_per_epoch;
   context.total_steps = steps_per_epoch * epochs_;
   // Users shorten runs all the time (data.limit, epochs): a warm-up longer than the run is
