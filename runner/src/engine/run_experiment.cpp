@@ -29,6 +29,7 @@
 #include "log/logging.hpp"
 #include "log/native_output.hpp"
 #include "log/run_report.hpp"
+#include "log/run_summary.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
@@ -332,8 +333,9 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     world->barrier();
     return 0;
   }
-  // summary.json, written by the main process however the run ends: "status" says how
-  // (finished, interrupted, failed), the rest what it got to.
+  // summary.json and report.html, written by the main process however the run ends: "status"
+  // says how (finished, interrupted, failed), the rest what it got to; the report's badge says
+  // the same (log::run_status_text).
   auto write_summary = [&](const std::string& status, json fields) {
     if (!world->is_main()) return;
     if (fields.is_object()) summary.update(fields);
@@ -342,6 +344,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     summary["seconds"] = trainer.run_seconds();  // all segments of a resumed run
     util::write_file_atomically((fs::path(run_dir) / "summary.json").string(),
                                 summary.dump(2) + "\n");
+    write_report(run_dir, log::run_status_text(summary));
   };
   // From here a SIGINT/SIGTERM stops the run at the next step with its work saved (runner's
   // launcher says so itself, once for all ranks).
@@ -360,8 +363,6 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
           "interrupted",
           {{"signal", stop_signal_name(signo)}, {"stopped_at", where}, {"resume_command", resume}});
       if (world->is_main()) {
-        write_report(run_dir, std::string("interrupted by ") + stop_signal_name(signo) + " at " +
-                                  where + ": continue with " + resume);
         spdlog::warn("interrupted by {} at {}; the run folder keeps its work: continue with {}",
                      stop_signal_name(signo), where, resume);
       }
@@ -383,7 +384,6 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     } catch (const std::exception& e) {
       spdlog::warn("could not write summary.json: {}", e.what());
     }
-    if (world->is_main()) write_report(run_dir, std::string("failed: ") + err.what());
     throw;
   }
   // Peak memory of every rank, summed (the main process writes it).
@@ -413,7 +413,6 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
     spdlog::info("done in {:.1f} s; best weights:{}; run directory {}", trainer.run_seconds(), line,
                  run_dir);
-    write_report(run_dir, "finished");
   }
   world->barrier();
   return 0;

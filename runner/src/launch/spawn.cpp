@@ -25,6 +25,7 @@
 
 #include "launch/world_env.hpp"
 #include "log/run_report.hpp"
+#include "log/run_summary.hpp"
 #include "runner/error.hpp"
 #include "sweep/child_process.hpp"
 #include "util/atomic_file.hpp"
@@ -402,10 +403,7 @@ class Supervisor {
   // a broken connection); the cause is this rank's end.
   void record_failure_in_run(const std::filesystem::path& run_dir, const Child& child) const {
     try {
-      const std::filesystem::path file = run_dir / "summary.json";
-      nlohmann::json summary = nlohmann::json::object();
-      if (std::ifstream in(file); in) summary = nlohmann::json::parse(in, nullptr, false);
-      if (!summary.is_object()) summary = nlohmann::json::object();
+      nlohmann::json summary = log::read_summary(run_dir);
       if (summary.value("status", "") == "finished") return;
       std::string reason =
           "rank " + std::to_string(child.exit.rank) + " " + describe_exit(child.exit);
@@ -417,8 +415,8 @@ class Supervisor {
       summary["status"] = "failed";
       summary["error"] = reason;
       summary["run_dir"] = run_dir.string();
-      util::write_file_atomically(file.string(), summary.dump(2) + "\n");
-      log::write_run_report(run_dir, "failed: " + reason);
+      util::write_file_atomically((run_dir / "summary.json").string(), summary.dump(2) + "\n");
+      log::write_run_report(run_dir, log::run_status_text(summary));
     } catch (const std::exception&) {
       // Best effort: the console already has the report.
     }

@@ -315,7 +315,7 @@ std::string page(const std::string& title, const std::string& body) {
 
 void write_run_report(const fs::path& run_dir, const std::string& status) {
   const std::string name = experiment_name(run_dir);
-  const json summary = read_json_or_empty(run_dir / "summary.json");
+  const json summary = read_summary(run_dir);
   const json env = read_json_or_empty(run_dir / "env.json");
   const Curves curves = read_curves(run_dir);
   std::string precision = summary.value("precision", "");
@@ -364,7 +364,7 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
   std::vector<std::string> metric_names;
   std::vector<json> summaries;
   for (const auto& dir : run_dirs) {
-    summaries.push_back(read_json_or_empty(dir / "summary.json"));
+    summaries.push_back(read_summary(dir));
     const json best = summaries.back().value("best_metrics", json::object());
     for (auto it = best.begin(); it != best.end(); ++it)
       if (std::find(metric_names.begin(), metric_names.end(), it.key()) == metric_names.end())
