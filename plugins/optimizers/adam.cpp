@@ -12,8 +12,8 @@ namespace runner::optimizers {
 namespace {
 
 template <class Options, class Optimizer>
-std::unique_ptr<torch::optim::Optimizer> make_adam(const nlohmann::json& params,
-                                                   torch::nn::Module& model) {
+std::unique_ptr<optim::Optimizer> make_adam(const nlohmann::json& params,
+                                            torch::nn::Module& model) {
   const double lr = params.at("lr").get<double>();
   const auto betas = params.at("betas").get<std::vector<double>>();
   const double eps = params.at("eps").get<double>();

@@ -3,33 +3,42 @@
 // CUDA; what torch.optim.Adam(fused=True) runs): one pass over each tensor's parameter,
 // gradient and moments instead of libtorch's ~8 elementwise passes, which on CPU are
 // memory-bound (convnext_small: Adam's step 75 ms -> ~30 ms of a ~700 ms step, measured in
-// Python). Results equal torch::optim::Adam/AdamW's within float rounding (the kernel orders the
-// same arithmetic differently). State and serialisation are the base class's (AdamParamState:
-// int64 step, exp_avg, exp_avg_sq, max_exp_avg_sq), so checkpoints are unchanged both ways.
+// Python). The kernels read the learning rate, the step counts and the loss scaler's verdict
+// from device tensors: a step needs no host read. Results equal torch::optim::Adam/AdamW's
+// within float rounding (the kernel orders the same arithmetic differently). State and
+// serialisation are the base class's (AdamParamState: int64 step, exp_avg, exp_avg_sq,
+// max_exp_avg_sq), so checkpoints are unchanged both ways; the int64 step is brought up to date
+// from the device before a save (state_to_host).
 
 #include <map>
 
 #include <torch/torch.h>
+
+#include "runner/optim/optimizer.hpp"
 
 namespace runner::optimizers {
 
 /// torch::optim::Adam (decoupled = false: weight decay added to the gradient) or AdamW (true:
 /// decoupled) with a fused step; amsgrad included.
 template <class Base, class GroupOptions, class ParamState, bool decoupled>
-class FusedAdam : public Base {
+class FusedAdam : public Base, public optim::Optimizer {
  public:
   using Base::Base;
+
+  torch::optim::Optimizer& torch_optimizer() override { return *this; }
+  void update(const torch::Tensor& lr, const torch::Tensor& found_inf) override;
+  void state_to_host() override;
+  void state_from_host() override { step_counts_.clear(); }
+  /// torch's step(): the groups' own lr, never skipped.
   torch::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
 
  private:
-  /// Each parameter's step count as the float32 tensor on its device that the kernel reads,
-  /// advanced by one _foreach_add_ per step; rebuilt from the state's int64 count when they
-  /// disagree (a loaded checkpoint).
-  struct StepTensor {
-    torch::Tensor tensor;
-    int64_t value = -1;
-  };
-  std::map<const void*, StepTensor> step_tensors_;
+  /// `lr` undefined: each group's own lr as a number.
+  void fused_step(const torch::Tensor& lr, const torch::Tensor& found_inf);
+
+  /// Each parameter's step count as the float32 tensor on its device that the kernel reads (the
+  /// truth while training; the state's int64 copy is written by state_to_host()).
+  std::map<const void*, torch::Tensor> step_counts_;
 };
 
 using FusedAdamL2 =

@@ -1,10 +1,10 @@
 // `sgd`: torch.optim.SGD with momentum, dampening, nesterov and coupled weight decay, stepped
-// with multi-tensor ops (ForeachSgd).
+// by ATen's fused kernel (FusedSgd).
 
 #include <torch/torch.h>
 
 #include "optimizers/common.hpp"
-#include "optimizers/foreach_sgd.hpp"
+#include "optimizers/fused_sgd.hpp"
 #include "runner/error.hpp"
 #include "runner/optim/optimizer.hpp"
 
@@ -29,7 +29,7 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
   registry.add(
       "sgd",
       [](const nlohmann::json& params,
-         torch::nn::Module& model) -> std::unique_ptr<torch::optim::Optimizer> {
+         torch::nn::Module& model) -> std::unique_ptr<optim::Optimizer> {
         const double momentum = params.at("momentum").get<double>();
         const double dampening = params.at("dampening").get<double>();
         const bool nesterov = params.at("nesterov").get<bool>();
@@ -48,7 +48,7 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
         auto groups = optim::parameter_groups<torch::optim::SGDOptions>(
             model, params.at("weight_decay").get<double>(),
             params.at("exempt_norm_and_bias").get<bool>(), make_options);
-        return std::make_unique<ForeachSgd>(std::move(groups), make_options(0.0));
+        return std::make_unique<FusedSgd>(std::move(groups), make_options(0.0));
       },
       optimizer_schema(0.01, 0.0, properties),
       "stochastic gradient descent with momentum/nesterov, weight decay added to the gradient");

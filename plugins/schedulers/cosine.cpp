@@ -11,8 +11,12 @@ namespace {
 
 class CosineScheduler final : public WarmupScheduler {
  public:
-  CosineScheduler(const nlohmann::json& params, double base_lr, double min_lr, int64_t steps)
-      : WarmupScheduler(params), base_lr_(base_lr), min_lr_(min_lr), steps_(steps) {}
+  CosineScheduler(const nlohmann::json& params, const optim::ScheduleContext& context,
+                  double min_lr, int64_t steps)
+      : WarmupScheduler(params, context),
+        base_lr_(context.base_lr),
+        min_lr_(min_lr),
+        steps_(steps) {}
 
  protected:
   double lr_after(int64_t step) const override {
@@ -40,8 +44,7 @@ void add_cosine_scheduler(Registry<SchedulerFactory>& registry) {
   registry.add(
       "cosine",
       [](const nlohmann::json& params, const optim::ScheduleContext& context) {
-        return std::make_unique<CosineScheduler>(params, context.base_lr,
-                                                 params.at("min_lr").get<double>(),
+        return std::make_unique<CosineScheduler>(params, context, params.at("min_lr").get<double>(),
                                                  steps_after_warmup("cosine", params, context));
       },
       scheduler_schema(properties),

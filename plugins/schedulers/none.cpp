@@ -8,8 +8,8 @@ namespace {
 
 class ConstantScheduler final : public WarmupScheduler {
  public:
-  ConstantScheduler(const nlohmann::json& params, double base_lr)
-      : WarmupScheduler(params), base_lr_(base_lr) {}
+  ConstantScheduler(const nlohmann::json& params, const optim::ScheduleContext& context)
+      : WarmupScheduler(params, context), base_lr_(context.base_lr) {}
 
  protected:
   double lr_after(int64_t) const override { return base_lr_; }
@@ -24,7 +24,7 @@ void add_none_scheduler(Registry<SchedulerFactory>& registry) {
   registry.add(
       "none",
       [](const nlohmann::json& params, const optim::ScheduleContext& context) {
-        return std::make_unique<ConstantScheduler>(params, context.base_lr);
+        return std::make_unique<ConstantScheduler>(params, context);
       },
       scheduler_schema(nlohmann::json::object()),
       "constant lr (optimizer.lr), after an optional linear warmup");

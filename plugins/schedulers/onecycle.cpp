@@ -19,8 +19,9 @@ struct Phase {
 
 class OneCycleScheduler final : public WarmupScheduler {
  public:
-  OneCycleScheduler(const nlohmann::json& params, double max_lr, int64_t steps)
-      : WarmupScheduler(params),
+  OneCycleScheduler(const nlohmann::json& params, const optim::ScheduleContext& context,
+                    double max_lr, int64_t steps)
+      : WarmupScheduler(params, context),
         steps_(steps),
         cosine_(params.at("anneal_strategy").get<std::string>() == "cos") {
     const double pct_start = params.at("pct_start").get<double>();
@@ -110,7 +111,7 @@ void add_onecycle_scheduler(Registry<SchedulerFactory>& registry) {
       [](const nlohmann::json& params, const optim::ScheduleContext& context) {
         const int64_t steps = steps_after_warmup("onecycle", params, context);
         const double max_lr = context.base_lr * params.at("max_lr_factor").get<double>();
-        return std::make_unique<OneCycleScheduler>(params, max_lr, steps);
+        return std::make_unique<OneCycleScheduler>(params, context, max_lr, steps);
       },
       scheduler_schema(properties),
       "one-cycle policy: rise to the peak lr, then anneal far below (OneCycleLR)");

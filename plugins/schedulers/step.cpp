@@ -12,8 +12,12 @@ namespace {
 
 class StepScheduler final : public WarmupScheduler {
  public:
-  StepScheduler(const nlohmann::json& params, double base_lr, int64_t period, double gamma)
-      : WarmupScheduler(params), base_lr_(base_lr), period_(period), gamma_(gamma) {}
+  StepScheduler(const nlohmann::json& params, const optim::ScheduleContext& context, int64_t period,
+                double gamma)
+      : WarmupScheduler(params, context),
+        base_lr_(context.base_lr),
+        period_(period),
+        gamma_(gamma) {}
 
  protected:
   double lr_after(int64_t step) const override {
@@ -61,7 +65,7 @@ void add_step_scheduler(Registry<SchedulerFactory>& registry) {
                 "use unit: step");
           period *= context.steps_per_epoch;
         }
-        return std::make_unique<StepScheduler>(params, context.base_lr, period,
+        return std::make_unique<StepScheduler>(params, context, period,
                                                params.at("gamma").get<double>());
       },
       scheduler_schema(properties), "lr times gamma every step_size epochs or steps (StepLR)");

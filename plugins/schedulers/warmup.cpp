@@ -1,14 +1,28 @@
 #include "schedulers/warmup.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "runner/error.hpp"
 
 namespace runner::schedulers {
 
-WarmupScheduler::WarmupScheduler(const nlohmann::json& params)
-    : warmup_steps_(params.at("warmup_steps").get<int64_t>()),
-      warmup_start_factor_(params.at("warmup_start_factor").get<double>()) {}
+int64_t fitted_warmup_steps(const nlohmann::json& params, const optim::ScheduleContext& context) {
+  const int64_t warmup = params.at("warmup_steps").get<int64_t>();
+  if (warmup < context.total_steps) return warmup;
+  return std::max<int64_t>(0, context.total_steps - 1);
+}
+
+WarmupScheduler::WarmupScheduler(const nlohmann::json& params,
+                                 const optim::ScheduleContext& context)
+    : warmup_steps_(fitted_warmup_steps(params, context)),
+      warmup_start_factor_(params.at("warmup_start_factor").get<double>()) {
+  const int64_t asked = params.at("warmup_steps").get<int64_t>();
+  if (asked != warmup_steps_)
+    adjustment_ = "scheduler.warmup_steps " + std::to_string(asked) +
+                  " is not shorter than this run's " + std::to_string(context.total_steps) +
+                  " optimizer steps: clipped to " + std::to_string(warmup_steps_);
+}
 
 double WarmupScheduler::lr_at(int64_t step) const {
   if (step < 0) step = 0;
@@ -39,7 +53,7 @@ nlohmann::json scheduler_schema(const nlohmann::json& properties) {
 
 int64_t steps_after_warmup(const char* scheduler, const nlohmann::json& params,
                            const optim::ScheduleContext& context) {
-  const int64_t warmup = params.at("warmup_steps").get<int64_t>();
+  const int64_t warmup = fitted_warmup_steps(params, context);
   const int64_t rest = context.total_steps - warmup;
   if (rest <= 0) {
     throw ConfigError("scheduler." + std::string(scheduler) + ": warmup_steps (" +

@@ -3,6 +3,7 @@
 // and the schema properties that configure it.
 
 #include <cstdint>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -17,9 +18,12 @@ namespace runner::schedulers {
 /// lr_after(k - W).
 class WarmupScheduler : public optim::Scheduler {
  public:
-  /// Reads warmup_steps and warmup_start_factor from the validated `params`.
-  explicit WarmupScheduler(const nlohmann::json& params);
+  /// Reads warmup_steps and warmup_start_factor from the validated `params`. Users shorten runs
+  /// all the time (data.limit, epochs): a warmup not shorter than the run's steps is clipped to
+  /// leave one step of the schedule itself, and adjustment() says so.
+  WarmupScheduler(const nlohmann::json& params, const optim::ScheduleContext& context);
   double lr_at(int64_t step) const final;
+  std::string adjustment() const final { return adjustment_; }
 
  protected:
   /// The schedule proper for step `step` counted from the end of the warmup (>= 0).
@@ -29,13 +33,17 @@ class WarmupScheduler : public optim::Scheduler {
  private:
   int64_t warmup_steps_;
   double warmup_start_factor_;
+  std::string adjustment_;
 };
 
 /// A scheduler schema: the warmup properties plus `properties`, closed to unknown keys.
 nlohmann::json scheduler_schema(const nlohmann::json& properties);
 
-/// Steps after the warmup in a run of `context.total_steps`; throws ConfigError naming
-/// `scheduler` when the warmup leaves none.
+/// The warmup a run of `context.total_steps` gets: warmup_steps, clipped to leave one step.
+int64_t fitted_warmup_steps(const nlohmann::json& params, const optim::ScheduleContext& context);
+
+/// Steps after the (fitted) warmup in a run of `context.total_steps`; throws ConfigError naming
+/// `scheduler` when the run has no step at all.
 int64_t steps_after_warmup(const char* scheduler, const nlohmann::json& params,
                            const optim::ScheduleContext& context);
 

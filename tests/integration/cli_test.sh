@@ -87,6 +87,16 @@ expect_exit 2 "$runner" validate "$tmp/noplugin.yaml"
 expect_output "plugins.0: plugin library '/nonexistent/libnothing.so' does not exist"
 RUNNER_PLUGIN_PATH=$plugin expect_exit 0 "$runner" plugins transforms
 expect_output "invert"
+# A plugin built against plugin ABI 1 (optimizer factories returned torch::optim::Optimizer;
+# ABI 2 returns runner::optim::Optimizer) is refused in one line saying what changed.
+cat >"$tmp/old_abi.cpp" <<'CPP'
+extern "C" int runner_plugin_abi_version() { return 1; }
+extern "C" void runner_plugin_register(void*) {}
+CPP
+c++ -shared -fPIC -o "$tmp/libold_abi.so" "$tmp/old_abi.cpp"
+sed "s#plugins: \[.*\]#plugins: [$tmp/libold_abi.so]#" "$tmp/plugin.yaml" >"$tmp/oldabi.yaml"
+expect_exit 2 "$runner" validate "$tmp/oldabi.yaml"
+expect_output "was built for plugin ABI 1, this runner has ABI 2: rebuild the plugin against this runner's headers (ABI 2: an optimizer factory returns runner::optim::Optimizer"
 
 # A shortened quickstart (5 optimizer steps) clips the cosine schedule's 50 warm-up steps.
 expect_exit 0 "$runner" run experiments/quickstart.yaml --set data.limit.train=640 \

@@ -8,7 +8,11 @@ A table row is `PATTERN<TAB>FILE<TAB>IDENTIFIER<TAB>EFFECT`: PATTERN matches key
 (`train.batch_size`, `transforms.normalize.mean`, `models.*.in_chans`; fnmatch wildcards), FILE
 is a test file under the source tree and IDENTIFIER a string that must occur in it (the test's
 name or the line that changes the key). The check fails for a key no row covers, for a row whose
-file or identifier is missing, and for a row that covers no key (stale).
+file or identifier is missing, and for a row that covers no key (stale). A key the core reads
+(launch.*, data.* outside the plugin sections, train.*, precision, predict.*, output.*, seed)
+must be shown by a whole run through the CLI: its row names a test under tests/integration/
+(a unit test of the function behind a key passes when the key's wiring is removed), unless its
+EFFECT begins with "GPU only:" (no effect a CPU machine can see).
 Usage: key_audit_test.py RUNNER SOURCE_DIR
 """
 import fnmatch
@@ -22,6 +26,14 @@ TABLE = os.path.join(SOURCE, "tests", "key_effects.tsv")
 # Sections whose content is a plugin's parameters (walked through the plugin schemas instead).
 PLUGIN_SECTIONS = {"data.dataset", "data.train_transforms", "data.eval_transforms", "optimizer",
                    "scheduler", "loss", "metrics"}
+
+
+CORE_ROOTS = ("launch.", "data.", "train.", "precision", "predict.", "output.", "seed")
+
+
+def read_by_core(key):
+    return key.startswith(CORE_ROOTS) and not any(
+        key == s or key.startswith(s + ".") for s in PLUGIN_SECTIONS)
 
 
 def schema_keys(node, path, out):
@@ -71,6 +83,12 @@ def main():
             elif ident not in open(path, errors="replace").read():
                 problems.append(f"{TABLE}:{n}: '{ident}' does not occur in {file}")
             rows.append((n, pattern))
+            core = [k for k in keys if fnmatch.fnmatchcase(k, pattern) and read_by_core(k)]
+            if core and not file.startswith("tests/integration/") and \
+                    not effect.startswith("GPU only:"):
+                problems.append(f"{TABLE}:{n}: {core[0]} is read by the core: show its effect "
+                                f"in a run through the CLI (a test under tests/integration/), "
+                                f"not in {file}")
     for key in keys:
         if not any(fnmatch.fnmatchcase(key, p) for _, p in rows):
             problems.append(f"{key}: no test shows what changing it does (add a row to "

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from engine_lib import check, finish, metrics  # noqa: E402  (this folder)
+from engine_lib import check, finish, free_port, metrics  # noqa: E402  (this folder)
 
 RUNNER = sys.argv[1]
 BASE = """name: keys
@@ -134,6 +134,65 @@ def main():
             rows = f.read().splitlines()
         check(len(rows) == 41, f"predict.split=val writes the 40 validation rows (+ header): {len(rows)}")
         check(os.path.isdir(os.path.join(d, "tensorboard")), "output.tensorboard defaults to event files")
+        # seed: the same seed trains the same (init, shuffle, augmentation), another one not
+        losses = lambda d: [s["loss"] for s in metrics(d, "step")]
+        _, a = r.run("seed=5")
+        _, b = r.run("seed=5")
+        _, c = r.run("seed=6")
+        check(losses(a) == losses(b) and losses(a) != losses(c),
+              f"seed 5 twice gives the same losses, seed 6 others: {losses(a)[:2]} {losses(c)[:2]}")
+        # data.num_workers, data.prefetch_batches: what the loader ran with (summary.json reads the
+        # live loader), and the same batches as loading in the training thread
+        _, plain = r.run()
+        _, d = r.run("data.num_workers=3", "data.prefetch_batches=5")
+        loader = r.summary(d).get("train_loader")
+        check(loader == {"worker_threads": 3, "prefetch_batches": 5},
+              f"num_workers=3, prefetch_batches=5 start 3 threads that read 5 batches ahead: {loader}")
+        loader = r.summary(plain).get("train_loader")
+        check(loader == {"worker_threads": 0, "prefetch_batches": 4},
+              f"num_workers=0 loads in the training thread (prefetch default 4): {loader}")
+        check(losses(d) == losses(plain), "3 loader threads give the same batches (same losses)")
+        # train.channels_last: the conv weights' layout as the model holds them, same function
+        _, d = r.run("train.channels_last=true")
+        check(r.summary(d).get("model_memory_format") == "channels_last" and
+              r.summary(plain).get("model_memory_format") == "contiguous",
+              "train.channels_last=true stores the conv weights NHWC (default: contiguous)")
+        check(all(abs(x - y) < 1e-4 * max(1.0, abs(y)) for x, y in zip(losses(d), losses(plain))),
+              f"channels_last trains the same function: {losses(d)} vs {losses(plain)}")
+        # launch.backend: gloo is what 2 CPU ranks use; nccl without CUDA is a one-line config error
+        two = ["launch.num_processes=2", f"launch.master_port={free_port()}"]
+        out, gloo = r.run(*two, "launch.backend=gloo")
+        check("backend gloo" in out, "launch.backend=gloo: the run line says backend gloo")
+        # train.bucket_cap_mb, train.find_unused_parameters: the gradient sync the run built
+        _, d = r.run("launch.num_processes=2", f"launch.master_port={free_port()}",
+                     "train.bucket_cap_mb=0.01", "train.find_unused_parameters=true")
+        small, default = r.summary(d).get("gradient_sync"), r.summary(gloo).get("gradient_sync")
+        check(small is not None and default is not None and small["buckets"] > default["buckets"]
+              and small["find_unused_parameters"] and not default["find_unused_parameters"],
+              f"bucket_cap_mb=0.01 splits the gradients into more buckets, find_unused on: "
+              f"{small} vs default {default}")
+        check(all(abs(x - y) < 1e-4 * max(1.0, abs(y)) for x, y in zip(losses(d), losses(gloo))),
+              f"more buckets average the same gradients: {losses(d)} vs {losses(gloo)}")
+        if not os.path.exists("/dev/nvidia0"):
+            out, _ = r.run(*two, "launch.backend=nccl", expect=2)
+            check("launch.backend is nccl but no CUDA" in out and out.count("error:") == 1,
+                  f"launch.backend=nccl without CUDA: exit 2, one line\n{out[-600:]}")
+        # launch.nnodes, launch.node_rank, launch.master_addr, launch.master_port: two `runner run`s
+        # as two nodes of one process each make one world of 2 ranks at that address and port
+        port = free_port()
+        node_dir = os.path.join(tmp, "two_nodes")
+        nodes = [subprocess.Popen(
+            [RUNNER, "run", r.yaml, "--set", f"output.run_dir={node_dir}", "--set",
+             "launch.nnodes=2", "--set", f"launch.node_rank={rank}", "--set",
+             "launch.master_addr=127.0.0.1", "--set", f"launch.master_port={port}"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
+        outs = [n.communicate(timeout=240)[0] for n in nodes]
+        check([n.returncode for n in nodes] == [0, 0],
+              f"two nodes at 127.0.0.1:{port} train: {[n.returncode for n in nodes]}\n"
+              f"{outs[0][-800:]}\n{outs[1][-800:]}")
+        check("2 process(es)" in outs[0] and os.path.exists(os.path.join(node_dir, "summary.json"))
+              and r.summary(node_dir).get("world_size") == 2,
+              f"nnodes=2 x 1 process: node 0 leads a world of 2 ranks\n{outs[0][-800:]}")
         # datasets.synthetic: noise and seed change the data (the first step's loss)
         first = lambda d: metrics(d, "step")[0]["loss"]
         _, a = r.run()

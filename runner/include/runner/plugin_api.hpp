@@ -4,8 +4,9 @@
 
 #include "runner/registries.hpp"
 
-/// Bumped whenever Registries or a plugin interface changes layout.
-#define RUNNER_PLUGIN_ABI_VERSION 1
+/// Bumped whenever Registries or a plugin interface changes layout. 2: optimizer factories
+/// return runner::optim::Optimizer (device-side lr and loss-scaler verdict).
+#define RUNNER_PLUGIN_ABI_VERSION 2
 
 extern "C" {
 /// Returns RUNNER_PLUGIN_ABI_VERSION as the plugin was compiled.

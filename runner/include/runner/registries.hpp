@@ -12,9 +12,6 @@
 namespace torch::nn {
 class Module;
 }
-namespace torch::optim {
-class Optimizer;
-}
 
 namespace runner {
 namespace data {
@@ -27,6 +24,7 @@ namespace models {
 class Model;
 }
 namespace optim {
+class Optimizer;
 class Scheduler;
 struct ScheduleContext;
 }  // namespace optim
@@ -44,7 +42,7 @@ using DatasetFactory =
 using TransformFactory =
     std::function<std::shared_ptr<data::Transform>(const nlohmann::json& params)>;
 using ModelFactory = std::function<std::shared_ptr<models::Model>(const nlohmann::json& params)>;
-using OptimizerFactory = std::function<std::unique_ptr<torch::optim::Optimizer>(
+using OptimizerFactory = std::function<std::unique_ptr<optim::Optimizer>(
     const nlohmann::json& params, torch::nn::Module& model)>;
 using SchedulerFactory = std::function<std::unique_ptr<optim::Scheduler>(
     const nlohmann::json& params, const optim::ScheduleContext&)>;

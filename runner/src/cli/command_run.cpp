@@ -60,6 +60,7 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   check_gpu_sharing(e);
   // Before any rank starts: one line, instead of the same error from every rank.
   engine::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
+  engine::require_cuda_for_nccl(launch, e.marks.value_mark("/launch/backend").to_string() + ": ");
   const int nproc = launch.at("num_processes").get<int>();
   const int nnodes = launch.at("nnodes").get<int>();
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();

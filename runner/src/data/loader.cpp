@@ -145,7 +145,10 @@ std::optional<Batch> DataLoader::next() {
 
 LoaderStats DataLoader::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  LoaderStats stats = stats_;
+  stats.worker_threads = workers_.size();
+  stats.prefetch = options_.prefetch;
+  return stats;
 }
 
 }  // namespace runner::data

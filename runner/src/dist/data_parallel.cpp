@@ -16,6 +16,7 @@ struct DataParallel::State {
   std::shared_ptr<c10d::Reducer> reducer;
   std::shared_ptr<c10d::Logger> logger;
   std::vector<torch::Tensor> buffers;
+  size_t bucket_count = 0;  ///< of the first assignment (the reducer rebuilds after step 1)
 };
 
 namespace {
@@ -96,6 +97,7 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
       std::vector<bool>(params.size(), false));
   std::reverse(buckets.begin(), buckets.end());
   std::reverse(limits.begin(), limits.end());
+  state_->bucket_count = buckets.size();
   with_rank_context(*world_, "setting up gradient all-reduce", [&] {
     state_->reducer = compat::make_reducer(params, buckets, limits, world_->impl()->group, cap,
                                            options_.find_unused_parameters,
@@ -109,6 +111,8 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
           std::make_unique<Bf16CompressHook>(world_->impl()->group));
   });
 }
+
+size_t DataParallel::bucket_count() const { return state_ ? state_->bucket_count : 0; }
 
 DataParallel::~DataParallel() = default;
 

@@ -56,6 +56,8 @@ class DataParallel {
   void zero_grad();
 
   const DataParallelOptions& options() const { return options_; }
+  /// Gradient buckets of the reducer as set up (by bucket_cap_mb); 0 in a one-process world.
+  size_t bucket_count() const;
 
  private:
   struct State;

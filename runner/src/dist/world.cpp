@@ -237,9 +237,13 @@ std::shared_ptr<World> World::init(const launch::WorldEnv& env, const WorldOptio
   try {
     if (backend == "nccl") {
       impl->group = compat::make_nccl_group(prefixed, env.rank, env.world_size, impl->timeout);
+      auto host_prefixed = c10::make_intrusive<c10d::PrefixStore>("runner/pg-host", impl->store);
+      impl->host_group = compat::make_gloo_group(host_prefixed, env.rank, env.world_size,
+                                                 gloo_device(env), impl->timeout);
     } else {
       impl->group = compat::make_gloo_group(prefixed, env.rank, env.world_size, gloo_device(env),
                                             impl->timeout);
+      impl->host_group = impl->group;
     }
   } catch (const c10::Error& e) {
     throw Error("rank " + std::to_string(env.rank) + ": creating the " + backend +
@@ -291,6 +295,19 @@ double World::all_reduce(double value, ReduceOp op) {
   auto tensor = torch::full({1}, value, torch::TensorOptions().dtype(torch::kDouble));
   all_reduce_(tensor, op);
   return tensor.item<double>();
+}
+
+void World::all_reduce_on_host_(torch::Tensor& tensor, ReduceOp op) {
+  if (!impl_) return;
+  if (!tensor.is_cpu() || !tensor.is_contiguous() || op == ReduceOp::kAvg)
+    throw Error("internal: all_reduce_on_host_ takes a contiguous CPU tensor and sum/max/min");
+  std::vector<torch::Tensor> buffer = {tensor};
+  c10d::AllreduceOptions options;
+  options.reduceOp = op == ReduceOp::kMax   ? c10d::ReduceOp::MAX
+                     : op == ReduceOp::kMin ? c10d::ReduceOp::MIN
+                                            : c10d::ReduceOp::SUM;
+  with_rank_context(*this, "all_reduce (host)",
+                    [&] { impl_->host_group->allreduce(buffer, options)->wait(); });
 }
 
 torch::Tensor World::all_gather(const torch::Tensor& tensor) {

@@ -14,6 +14,7 @@ namespace runner::dist {
 struct World::Impl {
   compat::StorePtr store;  ///< the rendezvous store (prefixed under torchrun's agent store)
   compat::ProcessGroupPtr group;
+  compat::ProcessGroupPtr host_group;  ///< Gloo: `group` itself, or a second group beside NCCL
   std::chrono::milliseconds timeout{0};
   std::string endpoint;     ///< "host:port" of the rendezvous, for messages
   int64_t collectives = 0;  ///< collectives started so far: the same sequence on every rank

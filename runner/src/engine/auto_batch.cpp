@@ -127,9 +127,11 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
   GradScalerOptions scaling;
   scaling.enabled = precision == "fp16";
   GradScaler scaler(scaling);
+  DeviceSchedule schedule({optim::first_group_lr(optimizer->torch_optimizer())}, device);
   TrainStepParts step_parts;
   step_parts.model = model.get();
   step_parts.optimizer = optimizer.get();
+  step_parts.schedule = &schedule;
   step_parts.loss = loss_fn.get();
   step_parts.scaler = &scaler;
   step_parts.precision = precision;
@@ -157,11 +159,11 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
       step.finish();
       if (measure_host) sampled_peak = std::max(sampled_peak, resident_mib());
     } catch (const c10::OutOfMemoryError&) {
-      optimizer->zero_grad();
+      optimizer->torch_optimizer().zero_grad();
       return false;
     } catch (const c10::Error& err) {
       if (!is_out_of_memory(err)) throw;
-      optimizer->zero_grad();
+      optimizer->torch_optimizer().zero_grad();
       return false;
     }
     if (!measure_host) return true;

@@ -48,10 +48,12 @@ std::shared_ptr<models::Model> build_model(const json& section, const std::strin
   return model;
 }
 
-std::unique_ptr<torch::optim::Optimizer> build_optimizer(const json& section,
-                                                         torch::nn::Module& model) {
+std::unique_ptr<optim::Optimizer> build_optimizer(const json& section, torch::nn::Module& model) {
   const auto& entry = registries().optimizers.at(section.at("name").get<std::string>());
-  return entry.factory(plugin_params(section), model);
+  auto optimizer = entry.factory(plugin_params(section), model);
+  if (!optimizer)
+    throw Error("optimizer plugin '" + section.at("name").get<std::string>() + "' built nothing");
+  return optimizer;
 }
 
 std::unique_ptr<optim::Scheduler> build_scheduler(const json& section,

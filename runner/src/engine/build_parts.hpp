@@ -13,6 +13,7 @@
 #include "runner/losses/loss.hpp"
 #include "runner/metrics/metric.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/optimizer.hpp"
 #include "runner/optim/scheduler.hpp"
 
 namespace runner::engine {
@@ -28,8 +29,8 @@ data::DatasetSplits build_datasets(const config::Experiment& e);
 std::shared_ptr<models::Model> build_model(const nlohmann::json& section,
                                            const std::string& config_dir);
 
-std::unique_ptr<torch::optim::Optimizer> build_optimizer(const nlohmann::json& section,
-                                                         torch::nn::Module& model);
+std::unique_ptr<optim::Optimizer> build_optimizer(const nlohmann::json& section,
+                                                  torch::nn::Module& model);
 std::unique_ptr<optim::Scheduler> build_scheduler(const nlohmann::json& section,
                                                   const optim::ScheduleContext& context);
 std::shared_ptr<losses::Loss> build_loss(const nlohmann::json& section);

@@ -61,15 +61,16 @@ void set_cpu_rng_state(const torch::Tensor& state) {
   gen.set_state(state);
 }
 
-void save_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::Optimizer* optimizer, const CheckpointContent& content) {
+void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::Optimizer* optimizer,
+                     const CheckpointContent& content) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
   archive.write("model", model_archive);
   if (optimizer != nullptr) {
     torch::serialize::OutputArchive optimizer_archive;
-    optimizer->save(optimizer_archive);
+    optimizer->state_to_host();
+    optimizer->torch_optimizer().save(optimizer_archive);
     archive.write("optimizer", optimizer_archive);
   }
   archive.write("meta", c10::IValue(content.meta.dump()));
@@ -92,7 +93,7 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
 }
 
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
-                                  torch::optim::Optimizer* optimizer) {
+                                  optim::Optimizer* optimizer) {
   if (!fs::exists(path)) throw DataError("checkpoint '" + path + "' does not exist");
   CheckpointContent content;
   try {
@@ -104,7 +105,10 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
     copy_module_from(model, model_archive, "");
     if (optimizer != nullptr) {
       torch::serialize::InputArchive optimizer_archive;
-      if (archive.try_read("optimizer", optimizer_archive)) optimizer->load(optimizer_archive);
+      if (archive.try_read("optimizer", optimizer_archive)) {
+        optimizer->torch_optimizer().load(optimizer_archive);
+        optimizer->state_from_host();
+      }
     }
     c10::IValue meta;
     if (archive.try_read("meta", meta)) content.meta = nlohmann::json::parse(meta.toStringRef());

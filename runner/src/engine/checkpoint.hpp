@@ -8,6 +8,8 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/optim/optimizer.hpp"
+
 namespace runner::engine {
 
 /// What a checkpoint holds besides tensors: plain numbers and the run's history, as JSON
@@ -18,14 +20,16 @@ struct CheckpointContent {
 };
 
 /// Writes model (and, when given, optimizer) state plus `content` to `path` atomically.
-/// Requires the folder of `path` to exist. Throws runner::Error naming the path on I/O failure.
-void save_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::Optimizer* optimizer, const CheckpointContent& content);
+/// The optimizer's state is torch's serialisation of its torch_optimizer(), brought up to date
+/// from the device first (state_to_host). Requires the folder of `path` to exist. Throws
+/// runner::Error naming the path on I/O failure.
+void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::Optimizer* optimizer,
+                     const CheckpointContent& content);
 
 /// Reads `path` into `model` (and `optimizer` when given and present in the file). Throws
 /// runner::DataError naming the file when it is missing, truncated or does not fit the model.
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
-                                  torch::optim::Optimizer* optimizer);
+                                  optim::Optimizer* optimizer);
 
 /// This process's CPU generator state (for CheckpointContent::rng_states).
 torch::Tensor cpu_rng_state();

@@ -29,11 +29,28 @@ void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model) {
     if (b.dim() == 4) b.set_data(b.data().contiguous(torch::MemoryFormat::ChannelsLast));
 }
 
+std::string memory_format_of(const torch::nn::Module& model) {
+  for (const auto& p : model.parameters()) {
+    // With one channel or a 1x1 kernel both layouts have the same strides: look further.
+    if (p.dim() != 4 || p.size(1) < 2 || p.size(2) * p.size(3) < 2) continue;
+    if (p.is_contiguous()) return "contiguous";
+    return p.is_contiguous(torch::MemoryFormat::ChannelsLast) ? "channels_last" : "strided";
+  }
+  return "none";
+}
+
 void require_cuda_if_asked(const nlohmann::json& launch, const std::string& where) {
   if (launch.at("device").get<std::string>() != "cuda" || torch::cuda::is_available()) return;
   throw ConfigError(
       where + "launch.device is cuda but no CUDA device is available (this libtorch: " +
       std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
+}
+
+void require_cuda_for_nccl(const nlohmann::json& launch, const std::string& where) {
+  if (launch.at("backend").get<std::string>() != "nccl" || torch::cuda::is_available()) return;
+  throw ConfigError(where +
+                    "launch.backend is nccl but no CUDA device is available: NCCL runs on GPUs; "
+                    "use launch.backend=gloo (or auto) for CPU ranks");
 }
 
 bool built_with_cuda() { return compat::kHasCuda; }

@@ -31,6 +31,10 @@ void GradScaler::place_on(const torch::Device& device) const {
 
 double GradScaler::scale() const { return options_.enabled ? scale_.item<float>() : 1.0; }
 
+torch::Tensor GradScaler::scale_tensor() const {
+  return options_.enabled ? scale_ : torch::ones({1}, scale_.options());
+}
+
 torch::Tensor GradScaler::scale(const torch::Tensor& loss) const {
   if (!options_.enabled) return loss;
   place_on(loss.device());
@@ -41,10 +45,10 @@ torch::Tensor GradScaler::scale(const torch::Tensor& loss) const {
   return wide * scale_.squeeze(0);  // a 0-dim view: the loss keeps its shape
 }
 
-void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
-  if (!options_.enabled) return;
+torch::Tensor GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
+  if (!options_.enabled) return {};
   PerOptimizer& state = per_optimizer_[&optimizer];
-  if (state.unscaled) return;
+  if (state.unscaled) return state.found_inf;
 
   // Group by (device, dtype) as torch does: the fused kernel wants uniform lists.
   std::map<std::tuple<std::string, int>, std::vector<torch::Tensor>> groups;
@@ -73,24 +77,13 @@ void GradScaler::unscale_(torch::optim::Optimizer& optimizer) {
 
   state.unscaled = true;
   state.found_inf = found;
-}
-
-bool GradScaler::step(torch::optim::Optimizer& optimizer) {
-  if (!options_.enabled) {
-    optimizer.step();
-    return true;
-  }
-  unscale_(optimizer);
-  // The one host read of a step: whether to run the optimizer at all.
-  if (per_optimizer_[&optimizer].found_inf.item<float>() > 0) return false;
-  optimizer.step();
-  return true;
+  return found;
 }
 
 void GradScaler::update() {
   if (!options_.enabled) return;
   if (per_optimizer_.empty())
-    throw std::logic_error("GradScaler::update() called without step() or unscale_() before it");
+    throw std::logic_error("GradScaler::update() called without unscale_() before it");
   torch::Tensor found;
   for (const auto& entry : per_optimizer_) {
     const torch::Tensor& f = entry.second.found_inf.to(scale_.device());

@@ -4,7 +4,9 @@
 // inf/NaN, back the scale off on such a step and grow it after a run of good steps.
 // The scale, the growth tracker and the found-inf flag live on the gradients' device and are
 // updated there by ATen's own kernels (_amp_foreach_non_finite_check_and_unscale_,
-// _amp_update_scale_; CPU and CUDA): the only host read is step()'s decision to skip.
+// _amp_update_scale_; CPU and CUDA). The step is skipped on the device too: the optimizer reads
+// the found-inf flag (runner::optim::Optimizer::update). Nothing here reads the device, except
+// scale() and state() for logs and checkpoints.
 
 #include <cstdint>
 #include <functional>
@@ -41,22 +43,20 @@ class GradScaler {
   bool enabled() const { return options_.enabled; }
   /// The current scale (1 when disabled). Reads the device: for logs and checkpoints.
   double scale() const;
+  /// The current scale as a float32 [1] device tensor (ones when disabled); no host read.
+  torch::Tensor scale_tensor() const;
 
   /// `loss * scale()`; `loss` itself when disabled.
   torch::Tensor scale(const torch::Tensor& loss) const;
 
-  /// Divides `optimizer`'s gradients by the scale in place and records whether any is inf/NaN
-  /// (agreed over ranks). A second call before update() does nothing. Call it before gradient
-  /// clipping so the clip sees the true gradients.
-  void unscale_(torch::optim::Optimizer& optimizer);
-
-  /// Unscales if not done yet, then runs `optimizer.step()` unless a gradient was inf/NaN.
-  /// Returns whether the step ran; a skipped step must not count as an optimizer step (the
-  /// scheduler does not advance). Disabled: always steps and returns true.
-  bool step(torch::optim::Optimizer& optimizer);
+  /// Divides `optimizer`'s gradients by the scale in place and returns whether any is inf/NaN
+  /// (agreed over ranks) as a float32 [1] device tensor, 1 or 0: the optimizer skips its update
+  /// when it is set. A second call before update() only returns it again. Call it before gradient
+  /// clipping so the clip sees the true gradients. Disabled: an undefined tensor.
+  torch::Tensor unscale_(torch::optim::Optimizer& optimizer);
 
   /// Ends the step: backs off on inf/NaN, else counts a good step and grows the scale after
-  /// `growth_interval` of them (only to a finite value). Requires step() or unscale_() first.
+  /// `growth_interval` of them (only to a finite value). Requires unscale_() first.
   void update();
 
   /// Reads the device: for checkpoints.

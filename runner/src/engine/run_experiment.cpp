@@ -402,10 +402,19 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     summary["mean_epoch_seconds"] = trainer.mean_epoch_seconds();
     summary["peak_rss_mib_all_ranks"] = rss_total;
     summary["peak_gpu_mib"] = peak_gpu_mib(device);  // rank 0's GPU; 0 on CPU
-    // What libtorch was really set to (launch.cudnn_benchmark, train.deterministic).
+    // What libtorch was really set to (launch.cudnn_benchmark, train.deterministic), and what
+    // the loader and the model really ran with (data.num_workers, data.prefetch_batches,
+    // train.channels_last), read from the objects, not the config.
     summary["torch_settings"] = {
         {"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
         {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}};
+    const data::LoaderStats loader = trainer.train_loader_stats();
+    summary["train_loader"] = {{"worker_threads", loader.worker_threads},
+                               {"prefetch_batches", loader.prefetch}};
+    summary["model_memory_format"] = memory_format_of(trainer.model());
+    if (const dist::DataParallel* dp = trainer.data_parallel())  // train.bucket_cap_mb, ...
+      summary["gradient_sync"] = {{"buckets", dp->bucket_count()},
+                                  {"find_unused_parameters", dp->options().find_unused_parameters}};
   }
   write_summary("finished", {});
   if (world->is_main()) {

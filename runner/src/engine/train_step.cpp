@@ -15,12 +15,22 @@ void clip_grad_norm_on_device(const std::vector<torch::Tensor>& parameters, doub
   at::_foreach_mul_(grads, factor);
 }
 
-TrainStep::TrainStep(TrainStepParts parts) : parts_(std::move(parts)) { take_window(); }
+namespace {
+torch::Tensor device_zero(const torch::Device& device) {
+  return torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+}
+}  // namespace
+
+TrainStep::TrainStep(TrainStepParts parts) : parts_(std::move(parts)) {
+  step_nonfinite_ = device_zero(parts_.device);
+  nonfinite_run_ = device_zero(parts_.device);
+  take_window();
+}
 
 WindowSums TrainStep::take_window() {
   WindowSums taken = window_;
-  const auto on_device = torch::TensorOptions().dtype(torch::kDouble).device(parts_.device);
-  window_ = {torch::zeros({}, on_device), torch::zeros({}, on_device), 0};
+  const auto& d = parts_.device;
+  window_ = {device_zero(d), device_zero(d), device_zero(d), nonfinite_run_.clone(), 0};
   return taken;
 }
 
@@ -38,28 +48,35 @@ torch::Tensor TrainStep::micro_batch(const torch::Tensor& images, const torch::T
   if (parts_.data_parallel) parts_.data_parallel->before_backward({scaled}, sync);
   scaled.backward();
 
-  // Summed on the device: the Trainer reads the window once per step, in its collective.
+  // Summed on the device: the Trainer reads a window of them at a time.
   const torch::Tensor value = loss.detach().to(torch::kDouble);
   const torch::Tensor finite = torch::isfinite(value);
+  const torch::Tensor nonfinite = finite.logical_not().to(torch::kDouble);
   window_.loss.add_(torch::where(finite, value, torch::zeros_like(value)));
-  window_.nonfinite.add_(finite.logical_not());
-  ++window_.count;
+  window_.finite.add_(finite);
+  window_.nonfinite.add_(nonfinite);
+  step_nonfinite_ = torch::maximum(step_nonfinite_, nonfinite);
+  ++window_.micro_batches;
   return loss.detach();
 }
 
-bool TrainStep::finish() {
+void TrainStep::finish() {
   auto& optimizer = *parts_.optimizer;
-  if (parts_.clip_grad_norm) {
-    parts_.scaler->unscale_(optimizer);  // the clip sees the true gradients
+  // Undefined without loss scaling; else 1 where a gradient is inf/NaN (the update is skipped).
+  const torch::Tensor found_inf = parts_.scaler->unscale_(optimizer.torch_optimizer());
+  if (parts_.clip_grad_norm)  // after the unscale: the clip sees the true gradients
     clip_grad_norm_on_device(parts_.model->parameters(), *parts_.clip_grad_norm);
-  }
-  const bool stepped = parts_.scaler->step(optimizer);
-  parts_.scaler->update();
+  optimizer.update(parts_.schedule->lr(), found_inf);
+  parts_.schedule->count_step(found_inf);
+  if (parts_.scaler->enabled()) parts_.scaler->update();
+  // A run of steps with a NaN/inf loss grows by one, a finite step ends it.
+  nonfinite_run_.add_(1).mul_(step_nonfinite_);
+  window_.longest_nonfinite_run = torch::maximum(window_.longest_nonfinite_run, nonfinite_run_);
+  step_nonfinite_.zero_();
   if (parts_.data_parallel)
     parts_.data_parallel->zero_grad();
   else
-    optimizer.zero_grad();
-  return stepped;
+    optimizer.torch_optimizer().zero_grad();
 }
 
 }  // namespace runner::engine

@@ -1,9 +1,11 @@
 #pragma once
 // One optimizer step of one rank, as a unit: forward under autocast, the loss, backward with
 // the gradient sync, then at the accumulation window's end the unscale/inf check, clipping, the
-// optimizer step, the scaler update and zeroing. Nothing here reads a device value on the host
-// except the loss scaler's decision to skip a step (fp16). The Trainer runs it in its epoch
-// loop; auto batch size measures the same step.
+// optimizer update (skipped on the device when the fp16 loss scaler found inf/NaN), the step
+// count and lr of the schedule, the scaler update and zeroing. Nothing here reads a device
+// value on the host: losses and non-finite counts accumulate on the device until the Trainer
+// reads a window of them. The Trainer runs it in its epoch loop; auto batch size measures the
+// same step.
 
 #include <optional>
 #include <string>
@@ -12,16 +14,19 @@
 #include <torch/torch.h>
 
 #include "dist/data_parallel.hpp"
+#include "engine/device_schedule.hpp"
 #include "engine/grad_scaler.hpp"
 #include "runner/losses/loss.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/optimizer.hpp"
 
 namespace runner::engine {
 
 /// What a step works with; everything is owned elsewhere and outlives the step.
 struct TrainStepParts {
   models::Model* model = nullptr;
-  torch::optim::Optimizer* optimizer = nullptr;
+  optim::Optimizer* optimizer = nullptr;
+  DeviceSchedule* schedule = nullptr;
   losses::Loss* loss = nullptr;
   GradScaler* scaler = nullptr;
   dist::DataParallel* data_parallel = nullptr;  ///< nullptr: gradients stay local
@@ -30,11 +35,15 @@ struct TrainStepParts {
   std::optional<double> clip_grad_norm;
 };
 
-/// The losses of the micro-batches since the last take_window(), on the device.
+/// What the micro-batches since the last take_window() left on the device (float64, 0-dim).
 struct WindowSums {
-  torch::Tensor loss;       ///< double, 0-dim: sum of the finite losses
-  torch::Tensor nonfinite;  ///< double, 0-dim: how many losses were NaN/inf
-  int64_t count = 0;        ///< micro-batches
+  torch::Tensor loss;       ///< sum of the finite losses
+  torch::Tensor finite;     ///< how many losses were finite
+  torch::Tensor nonfinite;  ///< how many were NaN/inf
+  /// The longest run of consecutive optimizer steps with a NaN/inf loss among the window's
+  /// steps (a run that began in an earlier window counts whole).
+  torch::Tensor longest_nonfinite_run;
+  int64_t micro_batches = 0;
 };
 
 class TrainStep {
@@ -47,17 +56,24 @@ class TrainStep {
   torch::Tensor micro_batch(const torch::Tensor& images, const torch::Tensor& labels,
                             int64_t window, bool sync);
 
-  /// Ends the optimizer step after the window's last micro-batch: unscale, clip, step, scaler
-  /// update, zero the gradients. Returns whether the optimizer stepped (false: the loss scaler
-  /// skipped a step with inf/NaN gradients; it is no optimizer step).
-  bool finish();
+  /// Ends the optimizer step after the window's last micro-batch: unscale, clip, update (on the
+  /// device, skipped where the loss scaler found inf/NaN: such a step is no optimizer step and
+  /// the schedule does not count it), scaler update, zero the gradients.
+  void finish();
 
   /// The window sums since the last take, zeroed for the next window.
   WindowSums take_window();
 
+  /// Consecutive optimizer steps up to now with a NaN/inf loss (float64 0-dim, on the device).
+  const torch::Tensor& nonfinite_run() const { return nonfinite_run_; }
+  /// Restores it (a checkpoint's).
+  void set_nonfinite_run(int64_t steps) { nonfinite_run_.fill_(static_cast<double>(steps)); }
+
  private:
   TrainStepParts parts_;
   WindowSums window_;
+  torch::Tensor step_nonfinite_;  ///< 1 when a micro-batch of the current step had NaN/inf
+  torch::Tensor nonfinite_run_;
 };
 
 /// torch.nn.utils.clip_grad_norm_ without its host read: the total norm, the factor (at most 1)

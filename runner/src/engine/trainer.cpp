@@ -112,16 +112,6 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   // No all-reduce of its found-inf flag: DataParallel averaged the gradients, so an inf on any
   // rank is an inf on every rank, and every rank skips the same steps.
   scaler_ = std::make_unique<GradScaler>(so);
-  TrainStepParts step;
-  step.model = parts_.model.get();
-  step.optimizer = parts_.optimizer.get();
-  step.loss = parts_.loss.get();
-  step.scaler = scaler_.get();
-  step.data_parallel = data_parallel_.get();
-  step.precision = parts_.precision;
-  step.device = parts_.device;
-  step.clip_grad_norm = clip_;
-  train_step_ = std::make_unique<TrainStep>(step);
 
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   data::LoaderOptions lo;
@@ -149,23 +139,28 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   optim::ScheduleContext context;
   // The lr the optimizer plugin was built with (its first group's): the core reads no plugin
   // parameter, so an optimizer whose parameters name no `lr` works too.
-  context.base_lr = parts_.optimizer->param_groups().at(0).options().get_lr();
+  context.base_lr = optim::first_group_lr(parts_.optimizer->torch_optimizer());
   context.steps_per_epoch = steps_per_epoch;
   context.total_steps = steps_per_epoch * epochs_;
-  // Users shorten runs all the time (data.limit, epochs): a warm-up longer than the run is
-  // clipped, leaving one step of the schedule itself, and said once.
-  json scheduler_section = doc_.at("scheduler");
-  if (scheduler_section.contains("warmup_steps") &&
-      scheduler_section.at("warmup_steps").get<int64_t>() >= context.total_steps) {
-    const int64_t clipped = std::max<int64_t>(0, context.total_steps - 1);
-    if (parts_.world->is_main())
-      spdlog::warn(
-          "scheduler.warmup_steps {} is not shorter than this run's {} optimizer steps: "
-          "clipped to {}",
-          scheduler_section.at("warmup_steps").get<int64_t>(), context.total_steps, clipped);
-    scheduler_section["warmup_steps"] = clipped;
-  }
-  scheduler_ = build_scheduler(scheduler_section, context);
+  scheduler_ = build_scheduler(doc_.at("scheduler"), context);
+  // A plugin fits itself to the run (a warmup longer than a shortened run); said once.
+  if (const std::string note = scheduler_->adjustment(); !note.empty() && parts_.world->is_main())
+    spdlog::warn("{}", note);
+  std::vector<double> lrs(static_cast<size_t>(context.total_steps) + 1);
+  for (size_t k = 0; k < lrs.size(); ++k) lrs[k] = scheduler_->lr_at(static_cast<int64_t>(k));
+  schedule_ = std::make_unique<DeviceSchedule>(lrs, parts_.device);
+  lr_ = lrs.front();
+  TrainStepParts step;
+  step.model = parts_.model.get();
+  step.optimizer = parts_.optimizer.get();
+  step.schedule = schedule_.get();
+  step.loss = parts_.loss.get();
+  step.scaler = scaler_.get();
+  step.data_parallel = data_parallel_.get();
+  step.precision = parts_.precision;
+  step.device = parts_.device;
+  step.clip_grad_norm = clip_;
+  train_step_ = std::make_unique<TrainStep>(step);
 
   if (parts_.world->is_main()) {
     std::vector<std::string> names;
@@ -181,29 +176,99 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
 
 Trainer::~Trainer() = default;
 
-void Trainer::set_learning_rate() {
-  const double lr = scheduler_->lr_at(optimizer_steps_);
-  for (auto& group : parts_.optimizer->param_groups()) group.options().set_lr(lr);
+void Trainer::LossTotals::add(const LossTotals& other) {
+  sum += other.sum;
+  finite += other.finite;
+  nonfinite += other.nonfinite;
+}
+
+double Trainer::LossTotals::mean() const { return finite > 0 ? sum / finite : NAN; }
+
+json Trainer::LossTotals::to_json() const {
+  return {{"sum", sum}, {"finite", finite}, {"nonfinite", nonfinite}};
+}
+
+Trainer::LossTotals Trainer::LossTotals::from_json(const json& j) {
+  if (!j.is_object()) return {};
+  return {j.value("sum", 0.0), j.value("finite", 0.0), j.value("nonfinite", 0.0)};
 }
 
 double Trainer::run_seconds() const {
   return seconds_before_ + util::seconds_since(segment_start_);
 }
 
-// Signals that stop a run, in the order of the flags of the step's collective.
-constexpr int kStopSignals[] = {SIGINT, SIGTERM};
-
-int Trainer::agree_on_stop() {
+Trainer::StepFlags Trainer::agree_on_flags(bool save_due) {
   const int mine = stop_requested_by();
-  auto flags = torch::tensor({mine == SIGINT ? 1.0f : 0.0f, mine == SIGTERM ? 1.0f : 0.0f});
-  if (parts_.world->distributed()) {
-    flags = flags.to(parts_.world->device());
-    parts_.world->all_reduce_(flags, dist::ReduceOp::kSum);
-    flags = flags.cpu();
+  torch::Tensor flags = torch::tensor(
+      {mine == SIGINT ? 1.0f : 0.0f, mine == SIGTERM ? 1.0f : 0.0f, save_due ? 1.0f : 0.0f});
+  // On the host beside the device's work: the step's kernels keep running meanwhile.
+  parts_.world->all_reduce_on_host_(flags, dist::ReduceOp::kSum);
+  const auto f = flags.accessor<float, 1>();
+  StepFlags agreed;
+  agreed.stop_signal = f[0] > 0 ? SIGINT : f[1] > 0 ? SIGTERM : 0;
+  agreed.save_due = f[2] > 0;
+  return agreed;
+}
+
+int Trainer::agree_on_stop() { return agree_on_flags(false).stop_signal; }
+
+void Trainer::read_window(int64_t epoch) {
+  auto& world = *parts_.world;
+  const WindowSums w = train_step_->take_window();
+  torch::Tensor sums = torch::stack({w.loss, w.finite, w.nonfinite});
+  torch::Tensor runs = torch::stack({w.longest_nonfinite_run, train_step_->nonfinite_run()});
+  if (world.distributed()) {
+    world.all_reduce_(sums, dist::ReduceOp::kSum);
+    world.all_reduce_(runs, dist::ReduceOp::kMax);
   }
-  for (int i = 0; i < 2; ++i)
-    if (flags[i].item<float>() > 0) return kStopSignals[i];
-  return 0;
+  const auto as_double = [&](const torch::Tensor& t) {
+    return t.to(parts_.device, torch::kDouble).reshape({-1});
+  };
+  // The window's one host read.
+  const torch::Tensor values =
+      torch::cat({as_double(sums), as_double(runs), as_double(schedule_->steps_taken()),
+                  as_double(schedule_->lr()), as_double(scaler_->scale_tensor())})
+          .to(torch::kCPU);
+  const auto v = values.accessor<double, 1>();
+  const LossTotals read{v[0], v[1], v[2]};
+  window_totals_.add(read);
+  epoch_totals_.add(read);
+  const auto longest_run = static_cast<int64_t>(std::llround(v[3]));
+  nonfinite_run_ = static_cast<int64_t>(std::llround(v[4]));
+  optimizer_steps_ = static_cast<int64_t>(std::llround(v[5]));
+  lr_ = v[6];
+  scale_ = v[7];
+  attempted_at_read_ = steps_attempted_;
+  if (longest_run >= max_nonfinite_) {
+    throw Error("the training loss was NaN or inf for " + std::to_string(longest_run) +
+                " consecutive steps (epoch " + std::to_string(epoch + 1) + ", by step " +
+                std::to_string(steps_attempted_) +
+                "; checked every train.log_every_steps steps): training diverged; lower "
+                "optimizer.lr, set train.clip_grad_norm, or check the data "
+                "(train.max_nonfinite_steps sets the patience)");
+  }
+}
+
+void Trainer::log_window(int64_t epoch, double seconds, double data_wait_seconds, int64_t images) {
+  // A window whose steps the loss scaler all skipped has no step of its own to log.
+  if (writer_ && optimizer_steps_ > last_logged_step_) {
+    const double loss = window_totals_.mean();
+    writer_->write("step", optimizer_steps_,
+                   {{"epoch", epoch + 1},
+                    {"loss", loss},
+                    {"lr", lr_},
+                    {"scale", scale_},
+                    {"images_per_s", seconds > 0 ? images / seconds : 0.0},
+                    {"data_wait", seconds > 0 ? data_wait_seconds / seconds : 0.0},
+                    {"peak_rss_mib", peak_rss_mib()}});
+  }
+  if (optimizer_steps_ > last_logged_step_) {
+    history_["step"].push_back(optimizer_steps_);
+    history_["train_loss"].push_back(window_totals_.mean());
+    history_["lr"].push_back(lr_);
+  }
+  last_logged_step_ = optimizer_steps_;
+  window_totals_ = {};
 }
 
 bool Trainer::improved(double value) const {
@@ -217,7 +282,10 @@ json Trainer::state_json() const {
   return {{"epoch", epoch_},
           {"batches_done", batches_done_},
           {"optimizer_steps", optimizer_steps_},
-          {"nonfinite_streak", nonfinite_streak_},
+          {"steps_attempted", steps_attempted_},
+          {"nonfinite_streak", nonfinite_run_},
+          {"window_loss", window_totals_.to_json()},
+          {"epoch_loss", epoch_totals_.to_json()},
           {"best_value", best_value_ ? json(*best_value_) : json(nullptr)},
           {"best_metric", best_metric_},
           {"best_epoch", best_epoch_},
@@ -229,6 +297,8 @@ json Trainer::state_json() const {
 }
 
 void Trainer::save(const std::string& name, bool with_optimizer) {
+  // The position saved is the host's: what the device has summed since the last read joins it.
+  if (steps_attempted_ != attempted_at_read_) read_window(epoch_);
   // Every rank's RNG state travels to the main process, which alone writes; the others wait.
   CheckpointContent content;
   content.meta = state_json();
@@ -257,7 +327,14 @@ void Trainer::resume_from(const std::string& checkpoint) {
   epoch_ = m.at("epoch").get<int64_t>();
   batches_done_ = m.at("batches_done").get<int64_t>();
   optimizer_steps_ = m.at("optimizer_steps").get<int64_t>();
-  nonfinite_streak_ = m.at("nonfinite_streak").get<int64_t>();
+  // Checkpoints before the device-side step lack these: every step counted then.
+  steps_attempted_ = attempted_at_read_ = m.value("steps_attempted", optimizer_steps_);
+  last_logged_step_ = optimizer_steps_;
+  nonfinite_run_ = m.at("nonfinite_streak").get<int64_t>();
+  window_totals_ = LossTotals::from_json(m.value("window_loss", json()));
+  epoch_totals_ = LossTotals::from_json(m.value("epoch_loss", json()));
+  schedule_->set_steps_taken(optimizer_steps_);
+  train_step_->set_nonfinite_run(nonfinite_run_);
   if (!m.at("best_value").is_null()) best_value_ = m.at("best_value").get<double>();
   best_epoch_ = m.at("best_epoch").get<int64_t>();
   epochs_without_improvement_ = m.at("epochs_without_improvement").get<int64_t>();
@@ -296,8 +373,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
   Clock::time_point log_start = Clock::now();
   double log_wait_start = train_loader_->stats().wait_seconds;
   int64_t log_images = 0;
-  double epoch_loss_sum = 0;
-  int64_t epoch_loss_count = 0;
+  if (batches_done_ == 0) epoch_totals_ = {};  // else a resume continues the epoch's totals
   train_step_->take_window();  // a window begins with the epoch (or where a resume continues)
 
   while (auto batch = train_loader_->next()) {
@@ -320,73 +396,38 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     log_images += images_per_batch;
 
     if (sync) {
-      const bool stepped = train_step_->finish();
-      const WindowSums sums = train_step_->take_window();
-      if (stepped) {
-        ++optimizer_steps_;
-        set_learning_rate();
-      }
+      train_step_->finish();
+      ++steps_attempted_;
       if (first_step_unix_time_ == 0) {
         first_step_unix_time_ =
             std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
       }
-      // One small collective per step: the mean loss over ranks, whether any rank diverged or
-      // was asked to stop (SIGINT, SIGTERM), and whether rank 0's clock says a checkpoint is
-      // due, so that every rank stops and saves at the same step.
-      const int stop_signal = stop_requested_by();
-      const bool save_due = world.is_main() && checkpoint_every_seconds_ > 0 &&
-                            util::seconds_since(last_save_) >= checkpoint_every_seconds_;
-      const auto flags =
-          torch::tensor({static_cast<double>(sums.count), stop_signal == SIGINT ? 1.0 : 0.0,
-                         stop_signal == SIGTERM ? 1.0 : 0.0, save_due ? 1.0 : 0.0},
-                        torch::kFloat64)
-              .to(parts_.device, /*non_blocking=*/true);
-      auto stats =
-          torch::cat({sums.loss.view({1}), sums.nonfinite.view({1}), flags}).to(torch::kFloat);
-      if (world.distributed()) {
-        stats = stats.to(world.device());
-        world.all_reduce_(stats, dist::ReduceOp::kSum);
-      }
-      const auto values = stats.to(torch::kCPU, torch::kDouble);  // the step's one host read
-      const auto v = values.accessor<double, 1>();
-      const bool nonfinite = v[1] > 0;
-      const double finite_count = v[2];
-      const double mean_loss = finite_count > 0 ? v[0] / finite_count : NAN;
-      nonfinite_streak_ = nonfinite ? nonfinite_streak_ + 1 : 0;
-      if (nonfinite_streak_ >= max_nonfinite_) {
-        throw Error("the training loss was NaN or inf for " + std::to_string(nonfinite_streak_) +
-                    " consecutive steps (epoch " + std::to_string(epoch + 1) + ", step " +
-                    std::to_string(optimizer_steps_) +
-                    "): training diverged; lower optimizer.lr, set train.clip_grad_norm, or check "
-                    "the data (train.max_nonfinite_steps sets the patience)");
-      }
-      if (!nonfinite) {
-        epoch_loss_sum += mean_loss;
-        ++epoch_loss_count;
-      }
-      // A step the loss scaler skipped is no step: nothing to log or save at its number again.
-      if (stepped && optimizer_steps_ % log_every_ == 0 && writer_) {
-        const double dt = util::seconds_since(log_start);
-        const double wait = train_loader_->stats().wait_seconds - log_wait_start;
-        const double lr = parts_.optimizer->param_groups()[0].options().get_lr();
-        writer_->write("step", optimizer_steps_,
-                       {{"epoch", epoch + 1},
-                        {"loss", mean_loss},
-                        {"lr", lr},
-                        {"scale", scaler_->scale()},
-                        {"images_per_s", dt > 0 ? log_images / dt : 0.0},
-                        {"data_wait", dt > 0 ? wait / dt : 0.0},
-                        {"peak_rss_mib", peak_rss_mib()}});
-        history_["step"].push_back(optimizer_steps_);
-        history_["train_loss"].push_back(mean_loss);
-        history_["lr"].push_back(lr);
+      // Every step, on the host (no device read): whether any rank was asked to stop (SIGINT,
+      // SIGTERM) and whether rank 0's clock says a checkpoint is due, so that every rank stops
+      // and saves after the same step.
+      const bool save_due_here = world.is_main() && checkpoint_every_seconds_ > 0 &&
+                                 util::seconds_since(last_save_) >= checkpoint_every_seconds_;
+      const StepFlags flags = agree_on_flags(save_due_here);
+      const bool window_end = steps_attempted_ % log_every_ == 0;
+      const bool save_every_steps =
+          checkpoint_every_steps_ > 0 && steps_attempted_ % checkpoint_every_steps_ == 0;
+      // Steps taken are known at reads; near train.max_steps read every step to stop exactly.
+      const bool near_max_steps =
+          max_steps_ && optimizer_steps_ + (steps_attempted_ - attempted_at_read_) >= *max_steps_;
+      // The device's losses are read once per log window, and where the host needs them now.
+      if (window_end || flags.stop_signal || flags.save_due || save_every_steps || near_max_steps ||
+          batches_done_ == num_batches)
+        read_window(epoch);
+      if (window_end) {
+        log_window(epoch, util::seconds_since(log_start),
+                   train_loader_->stats().wait_seconds - log_wait_start, log_images);
         log_start = Clock::now();
         log_wait_start = train_loader_->stats().wait_seconds;
         log_images = 0;
       }
-      if (v[3] > 0 || v[4] > 0) {
-        result.stopped_by_signal = v[3] > 0 ? SIGINT : SIGTERM;
+      if (flags.stop_signal) {
+        result.stopped_by_signal = flags.stop_signal;
         break;
       }
       if (max_steps_ && optimizer_steps_ >= *max_steps_) {
@@ -394,9 +435,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
         break;
       }
       // Crash safety: last.pt within the epoch, at the sampler's position.
-      const bool save_every_steps =
-          stepped && checkpoint_every_steps_ > 0 && optimizer_steps_ % checkpoint_every_steps_ == 0;
-      if ((save_every_steps || v[5] > 0) && batches_done_ < num_batches) {
+      if ((save_every_steps || flags.save_due) && batches_done_ < num_batches) {
         save("last", true);
         if (world.is_main())
           spdlog::debug("checkpoints/last.pt at optimizer step {} (epoch {}, batch {})",
@@ -407,13 +446,13 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
     progress_.update(
         batches_done_,
         elapsed > 0 && batches_this_run > warmup_batches ? counted_images / elapsed : 0.0,
-        epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN);
+        epoch_totals_.mean());
   }
   progress_.finish();
   const double elapsed = util::seconds_since(steady_start);
   images_per_s_.reset();  // a pass within the warm-up exclusion has no steady-state figure
   if (batches_this_run > warmup_batches && elapsed > 0) images_per_s_ = counted_images / elapsed;
-  result.loss = epoch_loss_count ? epoch_loss_sum / epoch_loss_count : NAN;
+  result.loss = epoch_totals_.mean();
   return result;
 }
 
@@ -504,7 +543,6 @@ void Trainer::record_best_epoch(int64_t epoch) {
 
 MetricValues Trainer::fit() {
   auto& world = *parts_.world;
-  set_learning_rate();
   MetricValues last;
   const auto num_batches = static_cast<int64_t>(train_loader_->num_batches());
   while (epoch_ < epochs_ && !finished_) {

@@ -14,6 +14,7 @@
 
 #include "dist/data_parallel.hpp"
 #include "dist/world.hpp"
+#include "engine/device_schedule.hpp"
 #include "engine/grad_scaler.hpp"
 #include "engine/metrics_writer.hpp"
 #include "engine/progress.hpp"
@@ -24,6 +25,7 @@
 #include "runner/losses/loss.hpp"
 #include "runner/metrics/metric.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/optimizer.hpp"
 #include "runner/optim/scheduler.hpp"
 
 namespace runner::engine {
@@ -34,7 +36,7 @@ struct TrainerParts {
   torch::Device device = torch::kCPU;
   std::string precision = "fp32";  ///< effective precision (fp16 falls back to fp32 on CPU)
   std::shared_ptr<models::Model> model;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<optim::Optimizer> optimizer;
   std::shared_ptr<losses::Loss> loss;
   std::vector<std::shared_ptr<metrics::Metric>> metrics;
   data::DatasetSplits splits;
@@ -68,9 +70,10 @@ class Trainer {
   /// Validation metrics of the current weights on the validation split.
   MetricValues evaluate();
 
-  /// Steady-state training throughput of the last epoch, images/s over all ranks.
   /// Steady-state training images/s of the last epoch; nullopt when it was too short to measure.
   std::optional<double> train_images_per_s() const { return images_per_s_; }
+  /// Optimizer steps taken (steps the fp16 loss scaler skipped not counted), as of the last read
+  /// of the device's window (every log window, epoch end, checkpoint and stop).
   int64_t optimizer_steps() const { return optimizer_steps_; }
   /// The signal (SIGINT/SIGTERM) that stopped fit() early on every rank, or 0: fit() then
   /// returned after saving checkpoints/last.pt at the step where the ranks agreed to stop.
@@ -91,6 +94,12 @@ class Trainer {
     return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
   }
   torch::nn::Module& model() { return *parts_.model; }
+  /// The gradient averaging the run built; nullptr for prediction.
+  const dist::DataParallel* data_parallel() const { return data_parallel_.get(); }
+  /// The training loader's figures (threads, prefetch, waiting); empty for prediction.
+  data::LoaderStats train_loader_stats() const {
+    return train_loader_ ? train_loader_->stats() : data::LoaderStats{};
+  }
   /// The metric that picks the best checkpoint, its direction ("max"/"min") and best value.
   const std::string& best_metric() const { return best_metric_; }
   const std::string& best_mode() const { return best_mode_; }
@@ -102,12 +111,31 @@ class Trainer {
     bool stopped_by_max_steps = false;
     int stopped_by_signal = 0;  ///< SIGINT/SIGTERM every rank agreed to stop at
   };
+  /// Training losses of all ranks summed on the host since a point (a log window, an epoch).
+  struct LossTotals {
+    double sum = 0, finite = 0, nonfinite = 0;
+    void add(const LossTotals& other);
+    double mean() const;  ///< of the finite losses; NaN when there were none
+    nlohmann::json to_json() const;
+    static LossTotals from_json(const nlohmann::json& j);
+  };
+  /// What the host decides each step, agreed over the ranks by a host-side collective.
+  struct StepFlags {
+    int stop_signal = 0;  ///< SIGINT/SIGTERM when any rank was asked to stop, else 0
+    bool save_due = false;
+  };
   EpochResult train_epoch(int64_t epoch);
+  StepFlags agree_on_flags(bool save_due);
+  /// Reads the device's sums since the last read (all ranks: a SUM and a MAX all-reduce, then
+  /// one host read) into the window's and the epoch's totals, with the steps taken, the lr and
+  /// the loss scale; stops a diverged run (train.max_nonfinite_steps). A collective.
+  void read_window(int64_t epoch);
+  /// The "step" record of the log window that just ended; resets the window.
+  void log_window(int64_t epoch, double seconds, double data_wait_seconds, int64_t images);
   torch::Tensor predict_logits(const std::shared_ptr<data::Dataset>& dataset);
   MetricValues compute_metrics(const torch::Tensor& logits, const torch::Tensor& labels);
   void save(const std::string& name, bool with_optimizer);
   nlohmann::json state_json() const;
-  void set_learning_rate();
   /// A "best" record in metrics.jsonl and best_examples.json, from the last evaluation.
   void record_best_epoch(int64_t epoch);
   bool improved(double value) const;
@@ -119,6 +147,7 @@ class Trainer {
   std::unique_ptr<GradScaler> scaler_;
   std::unique_ptr<TrainStep> train_step_;
   std::unique_ptr<optim::Scheduler> scheduler_;
+  std::unique_ptr<DeviceSchedule> schedule_;
   std::unique_ptr<data::DataLoader> train_loader_;
   std::unique_ptr<MetricsWriter> writer_;
   Progress progress_;
@@ -133,8 +162,13 @@ class Trainer {
   int64_t patience_;
   double min_delta_;
 
-  // Position: what a checkpoint restores.
-  int64_t epoch_ = 0, batches_done_ = 0, optimizer_steps_ = 0, nonfinite_streak_ = 0;
+  // Position: what a checkpoint restores. optimizer_steps_, nonfinite_run_, lr_ and scale_ are
+  // as of the last read_window(); steps_attempted_ (the log and checkpoint cadence) counts
+  // every step, skipped ones too.
+  int64_t epoch_ = 0, batches_done_ = 0, optimizer_steps_ = 0, nonfinite_run_ = 0;
+  int64_t steps_attempted_ = 0, attempted_at_read_ = 0, last_logged_step_ = 0;
+  double lr_ = 0, scale_ = 1;
+  LossTotals window_totals_, epoch_totals_;
   std::optional<double> best_value_;
   int64_t best_epoch_ = -1, epochs_without_improvement_ = 0;
   nlohmann::json history_ = nlohmann::json::object();

@@ -43,9 +43,14 @@ void load_plugin(const std::string& path) {
                 dl_error_text() + "): define the entry points with RUNNER_PLUGIN(fn)");
   }
   if (abi() != RUNNER_PLUGIN_ABI_VERSION) {
+    // What a plugin author has to change, where a rebuild alone is not enough.
+    const std::string change =
+        abi() < 2 ? " (ABI 2: an optimizer factory returns runner::optim::Optimizer, "
+                    "see <runner/optim/optimizer.hpp>)"
+                  : "";
     throw Error("plugin library '" + key + "' was built for plugin ABI " + std::to_string(abi()) +
                 ", this runner has ABI " + std::to_string(RUNNER_PLUGIN_ABI_VERSION) +
-                ": rebuild the plugin against this runner's headers");
+                ": rebuild the plugin against this runner's headers" + change);
   }
   auto reg = reinterpret_cast<runner_plugin_register_fn>(dlsym(handle, "runner_plugin_register"));
   if (reg == nullptr) {

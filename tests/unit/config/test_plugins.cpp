@@ -6,6 +6,7 @@
 #include "runner/data/transform.hpp"
 #include "runner/losses/loss.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/optimizer.hpp"
 #include "runner/optim/scheduler.hpp"
 
 namespace runner::testing {
@@ -48,7 +49,7 @@ void register_config_test_plugins() {
       "test model");
   r.optimizers.add(
       "test_opt",
-      [](const json&, torch::nn::Module&) { return std::unique_ptr<torch::optim::Optimizer>(); },
+      [](const json&, torch::nn::Module&) { return std::unique_ptr<optim::Optimizer>(); },
       {{"type", "object"},
        {"additionalProperties", false},
        {"required", {"lr"}},

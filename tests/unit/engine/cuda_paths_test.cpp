@@ -1,4 +1,5 @@
-// The CUDA-only paths: peak GPU memory, the loss scaler with torch's CUDA kernels, channels_last
+// The CUDA-only paths: peak GPU memory, the loss scaler and the fused optimizers with torch's
+// CUDA kernels, channels_last
 // weights (CUDA autocast is exercised by bench/gpu_check.sh's fp16 runs). CUDA tests skip on
 // machines without a GPU (bench/gpu_check.sh runs them on one); the CPU halves run everywhere.
 
@@ -8,7 +9,11 @@
 #include <torch/torch.h>
 
 #include "engine/device_options.hpp"
+#include "engine/device_schedule.hpp"
 #include "engine/grad_scaler.hpp"
+#include "engine/plugin_params.hpp"
+#include "runner/optim/optimizer.hpp"
+#include "runner/registries.hpp"
 
 namespace {
 
@@ -45,29 +50,44 @@ TEST(CudaPaths, PeakGpuMemoryCoversALiveTensor) {
   EXPECT_GE(runner::engine::peak_gpu_mib(device), 64.0);
 }
 
-TEST(CudaPaths, ScalerSkipsInfStepAndBacksOffOnCuda) {
+// The step as the engine takes it on CUDA: the scaler's verdict and the schedule's float32 lr
+// as device tensors read by the fused kernels (adam, adamw, sgd); an inf step changes nothing,
+// and the good steps equal the same steps on CPU (float64 lr there).
+TEST(CudaPaths, FusedOptimizersSkipOnTheDeviceAndMatchTheCpu) {
   REQUIRE_CUDA();
-  const torch::Device device(torch::kCUDA, 0);
-  torch::nn::Linear model(4, 2);
-  model->to(device);
-  torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.1));
-  GradScaler scaler(GradScalerOptions{});
-  const auto before = model->weight.detach().clone();
-
-  sgd.zero_grad();
-  scaler.scale(model->forward(torch::ones({1, 4}, device)).sum()).backward();
-  model->weight.mutable_grad()[0][0] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(scaler.step(sgd));
-  scaler.update();
-  EXPECT_TRUE(torch::equal(model->weight.detach(), before));
-  EXPECT_EQ(scaler.scale(), 32768.0);
-
-  sgd.zero_grad();
-  scaler.scale(model->forward(torch::ones({1, 4}, device)).sum()).backward();
-  EXPECT_TRUE(scaler.step(sgd));
-  scaler.update();
-  EXPECT_FALSE(torch::equal(model->weight.detach(), before));
-  EXPECT_EQ(scaler.scale(), 32768.0);
+  for (const char* name : {"adam", "adamw", "sgd"}) {
+    std::vector<torch::Tensor> weights;
+    for (const torch::Device device :
+         {torch::Device(torch::kCPU), torch::Device(torch::kCUDA, 0)}) {
+      torch::manual_seed(0);
+      torch::nn::Linear model(4, 2);
+      model->to(device);
+      const auto& entry = runner::registries().optimizers.at(name);
+      const nlohmann::json user = std::string(name) == "sgd"
+                                      ? nlohmann::json{{"lr", 0.1}, {"momentum", 0.9}}
+                                      : nlohmann::json{{"lr", 0.1}};
+      auto optimizer = entry.factory(runner::test::with_defaults(entry.schema, user), *model);
+      runner::engine::DeviceSchedule schedule({0.1, 0.05, 0.02}, device);
+      GradScaler scaler(GradScalerOptions{});
+      const auto before = model->weight.detach().clone();
+      for (int step = 0; step < 3; ++step) {
+        optimizer->torch_optimizer().zero_grad();
+        scaler.scale(model->forward(torch::ones({1, 4}, device)).sum()).backward();
+        if (step == 0) model->weight.mutable_grad()[0][0] = std::numeric_limits<float>::infinity();
+        const auto found_inf = scaler.unscale_(optimizer->torch_optimizer());
+        optimizer->update(schedule.lr(), found_inf);
+        schedule.count_step(found_inf);
+        scaler.update();
+        if (step == 0) {
+          EXPECT_TRUE(torch::equal(model->weight.detach(), before)) << name << " " << device;
+          EXPECT_EQ(scaler.scale(), 32768.0);
+        }
+      }
+      EXPECT_EQ(schedule.steps_taken().item<int64_t>(), 2) << name << " " << device;
+      weights.push_back(model->weight.detach().cpu());
+    }
+    EXPECT_TRUE(torch::allclose(weights[0], weights[1], 1e-5, 1e-6)) << name;
+  }
 }
 
 }  // namespace

@@ -7,7 +7,10 @@
 #include <torch/torch.h>
 
 #include "engine/grad_scaler.hpp"
+#include "engine/plugin_params.hpp"
 #include "runner/error.hpp"
+#include "runner/optim/optimizer.hpp"
+#include "runner/registries.hpp"
 
 namespace {
 
@@ -16,30 +19,29 @@ using runner::engine::GradScalerOptions;
 
 struct Toy {
   torch::nn::Linear model{nullptr};
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<runner::optim::Optimizer> optimizer;  ///< the sgd or adam plugin, lr 0.1
   torch::Tensor x, y;
 
   explicit Toy(bool adam = false) {
     torch::manual_seed(0);
     model = torch::nn::Linear(4, 2);
-    if (adam)
-      optimizer =
-          std::make_unique<torch::optim::Adam>(model->parameters(), torch::optim::AdamOptions(0.1));
-    else
-      optimizer =
-          std::make_unique<torch::optim::SGD>(model->parameters(), torch::optim::SGDOptions(0.1));
+    const auto& entry = runner::registries().optimizers.at(adam ? "adam" : "sgd");
+    optimizer = entry.factory(runner::test::with_defaults(entry.schema, {{"lr", 0.1}}), *model);
     x = torch::randn({8, 4});
     y = torch::randn({8, 2});
   }
   torch::Tensor loss() { return torch::mse_loss(model->forward(x), y); }
-  /// One engine iteration: backward of the scaled loss, optional bad gradient, step, update.
+  /// One engine iteration: backward of the scaled loss, optional bad gradient, unscale, the
+  /// optimizer's update told the verdict on the device, scaler update. Returns whether the
+  /// update ran (the test reads the verdict; the engine never does).
   bool iterate(GradScaler& scaler, double bad_value = 0) {
-    optimizer->zero_grad();
+    optimizer->torch_optimizer().zero_grad();
     scaler.scale(loss()).backward();
     if (bad_value != 0) model->weight.grad()[0][0] = bad_value;
-    const bool stepped = scaler.step(*optimizer);
+    const torch::Tensor found_inf = scaler.unscale_(optimizer->torch_optimizer());
+    optimizer->update(torch::full({}, 0.1, torch::kDouble), found_inf);
     scaler.update();
-    return stepped;
+    return !found_inf.defined() || found_inf.item<float>() == 0;
   }
   torch::Tensor weights() const { return model->weight.detach().clone(); }
 };
@@ -111,7 +113,8 @@ TEST(GradScaler, DefaultGrowthIsTimesTwoAfter2000GoodSteps) {
     EXPECT_EQ(scaler.scale(), 65536.0) << "grew early, at step " << i;
     optimizer.zero_grad();
     scaler.scale((p * 1e-3).sum()).backward();
-    ASSERT_TRUE(scaler.step(optimizer));
+    ASSERT_EQ(scaler.unscale_(optimizer).item<float>(), 0.0f);
+    optimizer.step();
     scaler.update();
   }
   EXPECT_EQ(scaler.scale(), 131072.0);
@@ -124,15 +127,16 @@ TEST(GradScaler, UnscaleBeforeClippingSeesTheTrueGradients) {
 
   GradScaler scaler;
   scaler.scale(scaled.loss()).backward();
-  scaler.unscale_(*scaled.optimizer);
-  scaler.unscale_(*scaled.optimizer);  // a second call in the same step does nothing
+  scaler.unscale_(scaled.optimizer->torch_optimizer());
+  // A second call in the same step only returns the verdict again.
+  EXPECT_EQ(scaler.unscale_(scaled.optimizer->torch_optimizer()).item<float>(), 0.0f);
   const double norm = torch::nn::utils::clip_grad_norm_(scaled.model->parameters(), 0.01);
   EXPECT_NEAR(norm, true_norm, 1e-5 * true_norm);
   EXPECT_TRUE(
       torch::allclose(scaled.model->weight.grad(), reference.model->weight.grad(), 1e-5, 1e-8));
-  EXPECT_TRUE(scaler.step(*scaled.optimizer));
+  scaled.optimizer->update(torch::full({}, 0.1, torch::kDouble), torch::zeros({1}));
   scaler.update();
-  reference.optimizer->step();
+  reference.optimizer->torch_optimizer().step();
   EXPECT_TRUE(torch::allclose(scaled.weights(), reference.weights(), 1e-5, 1e-7));
 }
 
@@ -146,8 +150,9 @@ TEST(GradScaler, ASkippedStepIsNotAnOptimizerStep) {
     optimizer_steps += toy.iterate(scaler, bad ? std::numeric_limits<double>::infinity() : 0);
   }
   EXPECT_EQ(optimizer_steps, 7);
-  ASSERT_FALSE(toy.optimizer->state().empty());
-  for (const auto& entry : toy.optimizer->state())  // keyed by tensor address: look at them all
+  toy.optimizer->state_to_host();  // the counts live on the device while training
+  ASSERT_FALSE(toy.optimizer->torch_optimizer().state().empty());
+  for (const auto& entry : toy.optimizer->torch_optimizer().state())  // keyed by address: all
     EXPECT_EQ(static_cast<const torch::optim::AdamParamState&>(*entry.second).step(), 7);
   EXPECT_EQ(scaler.scale(), 65536.0 / 8);
 }

@@ -1,14 +1,19 @@
-// The optimizer plugins: schema defaults, hand-computed first steps, weight-decay exemption.
+// The optimizer plugins: schema defaults, hand-computed first steps, weight-decay exemption,
+// the fused kernels against torch::optim with the lr and the loss scaler's verdict as device
+// tensors (the engine's update()), and checkpoints written before that interface.
 
+#include <filesystem>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "engine/checkpoint.hpp"
 #include "engine/plugin_params.hpp"
 #include "runner/error.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
+#include "temp_files.hpp"
 
 namespace {
 
@@ -24,16 +29,24 @@ struct Net : torch::nn::Module {
   torch::nn::LayerNorm norm{nullptr};
 };
 
-std::unique_ptr<torch::optim::Optimizer> make(const std::string& name, nlohmann::json user,
-                                              torch::nn::Module& model) {
+std::unique_ptr<runner::optim::Optimizer> make(const std::string& name, nlohmann::json user,
+                                               torch::nn::Module& model) {
   const auto& entry = runner::registries().optimizers.at(name);
   return entry.factory(runner::test::with_defaults(entry.schema, std::move(user)), model);
 }
 
+/// One step as the engine takes it: the lr as a 0-dim tensor (the configured one unless given),
+/// and `found_inf` as the loss scaler's float32 [1] verdict when given.
+void engine_step(runner::optim::Optimizer& optimizer, torch::Tensor found_inf = {},
+                 double lr = -1) {
+  if (lr < 0) lr = runner::optim::first_group_lr(optimizer.torch_optimizer());
+  optimizer.update(torch::full({}, lr, torch::kDouble), found_inf);
+}
+
 /// One step with zero gradients: only weight decay moves the weights.
-void step_with_zero_grads(Net& net, torch::optim::Optimizer& optimizer) {
+void step_with_zero_grads(Net& net, runner::optim::Optimizer& optimizer) {
   for (auto& p : net.parameters()) p.mutable_grad() = torch::zeros_like(p);
-  optimizer.step();
+  engine_step(optimizer);
 }
 
 TEST(Optimizers, EveryOptimizerHasADefaultLr) {
@@ -52,7 +65,7 @@ TEST(Optimizers, SgdMomentumFollowsTorchsUpdate) {
   // buf1 = g = 2 -> p = 1 - 0.5*2 = 0; buf2 = 0.9*2 + 2 = 3.8 -> p = 0 - 0.5*3.8 = -1.9
   for (int i = 0; i < 2; ++i) {
     p.mutable_grad() = torch::full({1}, 2.0);
-    optimizer->step();
+    engine_step(*optimizer);
   }
   EXPECT_NEAR(p.item<double>(), -1.9, 1e-6);
 }
@@ -73,7 +86,7 @@ TEST(Optimizers, SgdDampeningFollowsTorchSgd) {
     for (int step = 0; step < 3; ++step) {
       p.mutable_grad() = torch::full({1}, 2.0);
       q.mutable_grad() = torch::full({1}, 2.0);
-      optimizer->step();
+      engine_step(*optimizer);
       reference.step();
       EXPECT_TRUE(torch::equal(p, q)) << "dampening " << dampening << " step " << step;
       out.push_back(p.item<double>());
@@ -101,7 +114,7 @@ TEST(Optimizers, AdamFirstStepMovesEachWeightByLr) {
   Net net;
   auto optimizer = make("adam", {{"lr", 0.01}}, net);
   for (auto& p : net.parameters()) p.mutable_grad() = torch::full_like(p, -3.0);
-  optimizer->step();
+  engine_step(*optimizer);
   EXPECT_NEAR(net.fc->weight[0][0].item<double>(), 1.01, 1e-6);
 }
 
@@ -130,13 +143,28 @@ TEST(Optimizers, ExemptNormAndBiasLeavesOneDimensionalParametersUndecayed) {
   EXPECT_NEAR(net.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6) << "not exempt by default";
 }
 
-TEST(Optimizers, SetLrReachesEveryParameterGroup) {
-  Net net;
-  auto optimizer = make("adamw", {{"exempt_norm_and_bias", true}}, net);
-  ASSERT_EQ(optimizer->param_groups().size(), 2u);
-  runner::optim::set_lr(*optimizer, 0.123);
-  for (auto& group : optimizer->param_groups()) EXPECT_EQ(group.options().get_lr(), 0.123);
-  EXPECT_EQ(runner::optim::current_lr(*optimizer), 0.123);
+TEST(Optimizers, TheScheduledLrTensorDrivesEveryGroup) {
+  // Zero gradients, so only AdamW's decay moves the weights, by the lr of the tensor (not the
+  // configured 0.1): w = 1 - 0.5 * 0.01, in both groups (exempt_norm_and_bias off).
+  for (const char* name : {"adamw", "sgd"}) {
+    Net net;
+    auto optimizer = make(name, {{"lr", 0.1}, {"weight_decay", 0.01}}, net);
+    step_with_zero_grads(net, *optimizer);  // sgd: buffers start at the (decayed) gradient
+    for (auto& p : net.parameters()) p.mutable_grad() = torch::zeros_like(p);
+    const double w0 = net.fc->weight[0][0].item<double>();
+    engine_step(*optimizer, {}, 0.5);
+    const double expected = std::string(name) == "adamw" ? w0 * (1 - 0.5 * 0.01) : -1;
+    if (expected > 0)
+      EXPECT_NEAR(net.fc->weight[0][0].item<double>(), expected, 1e-7) << name;
+    else
+      EXPECT_LT(net.fc->weight[0][0].item<double>(), w0 - 0.4 * 0.01 * w0) << name;
+  }
+}
+
+TEST(Optimizers, AGroupWithItsOwnLrScalesTheScheduledOne) {
+  const auto lr = torch::full({}, 0.3, torch::kDouble);
+  EXPECT_TRUE(runner::optim::group_lr_tensor(lr, 0.1, 0.1).is_same(lr)) << "no device op";
+  EXPECT_NEAR(runner::optim::group_lr_tensor(lr, 0.05, 0.1).item<double>(), 0.15, 1e-12);
 }
 
 TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
@@ -152,11 +180,11 @@ TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
   } model;
   auto optimizer = make("sgd", {{"lr", 1.0}}, model);
   size_t count = 0;
-  for (auto& group : optimizer->param_groups()) count += group.params().size();
+  for (auto& group : optimizer->torch_optimizer().param_groups()) count += group.params().size();
   EXPECT_EQ(count, 4u) << "a.weight, a.bias, b.weight, b.bias; not a.weight again, not frozen";
   const auto before = model.a->weight.detach().clone();
   model.a->weight.mutable_grad() = torch::ones_like(model.a->weight);
-  optimizer->step();
+  engine_step(*optimizer);
   EXPECT_TRUE(torch::allclose(model.a->weight, before - 1.0)) << "stepped twice?";
 }
 
@@ -164,20 +192,16 @@ TEST(Optimizers, ATiedWeightIsUpdatedOnceAndFrozenOnesNotAtAll) {
 
 namespace {
 
-// A fresh optimizer `name` for `model` with `optimizer`'s state, saved and loaded as a
-// checkpoint does.
-std::unique_ptr<torch::optim::Optimizer> through_checkpoint(torch::optim::Optimizer& optimizer,
-                                                            const std::string& name,
-                                                            const nlohmann::json& user,
-                                                            torch::nn::Module& model) {
-  std::stringstream buffer;
-  torch::serialize::OutputArchive out;
-  optimizer.save(out);
-  out.save_to(buffer);
+// A fresh optimizer `name` for `model` with `optimizer`'s state, through a checkpoint file.
+std::unique_ptr<runner::optim::Optimizer> through_checkpoint(runner::optim::Optimizer& optimizer,
+                                                             const std::string& name,
+                                                             const nlohmann::json& user,
+                                                             torch::nn::Module& model) {
+  runner::testing::TempDir dir;
+  const std::string path = (dir.path() / "last.pt").string();
+  runner::engine::save_checkpoint(path, model, &optimizer, {});
   auto fresh = make(name, user, model);
-  torch::serialize::InputArchive in;
-  in.load_from(buffer);
-  fresh->load(in);
+  runner::engine::load_checkpoint(path, model, fresh.get());
   return fresh;
 }
 
@@ -228,10 +252,13 @@ void expect_same_as_torch(const std::string& name, bool amsgrad,
       ours[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
       theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
     }
-    if (step == 7) continue;  // a step skipped by both (the loss scaler's inf step)
     if (step == 10) optimizer = through_checkpoint(*optimizer, name, user, holder);
-    optimizer->step();
-    reference.step();
+    if (step == 7) {  // the loss scaler's inf step: skipped on the device, step counts included
+      engine_step(*optimizer, torch::ones({1}));
+    } else {
+      engine_step(*optimizer, torch::zeros({1}));
+      reference.step();
+    }
     for (size_t i = 0; i < ours.size(); ++i)
       EXPECT_TRUE(torch::allclose(ours[i], theirs[i], /*rtol=*/1e-6, /*atol=*/1e-6))
           << name << " step " << step << " tensor " << i << ": largest difference "
@@ -263,9 +290,10 @@ TEST(Optimizers, AdamwBetasEpsAndAmsgradStepAsTorchAdamw) {
         "adamw", amsgrad, std::make_tuple(0.8, 0.95), 1e-2);
 }
 
-// The sgd plugin steps with multi-tensor ops: the same arithmetic in the same order as
-// torch::optim::SGD, so equal results, with momentum (dampened or nesterov), weight decay on one
-// of two groups, a parameter without a gradient on some steps and a save/load halfway.
+// The sgd plugin steps with ATen's fused kernel: over 20 steps within 1e-6 of torch::optim::SGD
+// (the kernel orders the arithmetic differently), with momentum (dampened or nesterov), weight
+// decay on one of two groups, a parameter without a gradient on some steps, a step the loss
+// scaler skips and a save/load halfway.
 void expect_sgd_same_as_torch(double dampening, bool nesterov) {
   auto make_params = [] {
     torch::manual_seed(1);
@@ -302,19 +330,83 @@ void expect_sgd_same_as_torch(double dampening, bool nesterov) {
       theirs[i].mutable_grad() = skip ? torch::Tensor() : g.clone();
     }
     if (step == 10) optimizer = through_checkpoint(*optimizer, "sgd", user, holder);
-    optimizer->step();
-    reference.step();
+    if (step == 5) {
+      engine_step(*optimizer, torch::ones({1}));
+    } else {
+      engine_step(*optimizer, torch::zeros({1}));
+      reference.step();
+    }
     for (size_t i = 0; i < ours.size(); ++i)
-      EXPECT_TRUE(torch::equal(ours[i], theirs[i]))
+      EXPECT_TRUE(torch::allclose(ours[i], theirs[i], /*rtol=*/1e-6, /*atol=*/1e-6))
           << "sgd dampening " << dampening << " nesterov " << nesterov << " step " << step
-          << " tensor " << i;
+          << " tensor " << i << ": largest difference "
+          << (ours[i] - theirs[i]).abs().max().item<double>();
   }
 }
 
-TEST(Optimizers, SgdStepsExactlyAsTorchSgd) {
+TEST(Optimizers, SgdStepsAsTorchSgd) {
   expect_sgd_same_as_torch(0.0, false);
   expect_sgd_same_as_torch(0.1, false);
   expect_sgd_same_as_torch(0.0, true);
+}
+
+// Checkpoints written by the optimizers of plugin ABI 1 (main at e034d7f, whose Adam kept its
+// step count on the host and whose SGD stepped with foreach ops; fixtures/ holds them: a
+// Linear(3, 2) + LayerNorm(2) net after 3 steps of adamw with amsgrad, of sgd with momentum)
+// load into today's, which then step as torch::optim does from the same file.
+template <class Reference>
+void expect_old_checkpoint_continues(const std::string& name, const nlohmann::json& user,
+                                     Reference reference_of(torch::nn::Module&)) {
+  const auto fixture =
+      std::filesystem::path(__FILE__).parent_path() / "fixtures" / (name + "_3_steps_e034d7f.pt");
+  struct TinyNet : torch::nn::Module {
+    TinyNet() {
+      fc = register_module("fc", torch::nn::Linear(3, 2));
+      norm = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({2})));
+    }
+    torch::nn::Linear fc{nullptr};
+    torch::nn::LayerNorm norm{nullptr};
+  } ours, theirs;
+  auto optimizer = make(name, user, ours);
+  const auto content = runner::engine::load_checkpoint(fixture.string(), ours, optimizer.get());
+  EXPECT_EQ(content.meta.value("optimizer_steps", 0), 3);
+  // torch's own optimizer reads the same file's state (its format, not runner's code).
+  Reference reference = reference_of(theirs);
+  {
+    torch::serialize::InputArchive archive, model_archive, optimizer_archive;
+    archive.load_from(fixture.string());
+    archive.read("model", model_archive);
+    theirs.load(model_archive);
+    archive.read("optimizer", optimizer_archive);
+    reference.load(optimizer_archive);
+  }
+  auto ours_p = ours.parameters(), theirs_p = theirs.parameters();
+  for (size_t i = 0; i < ours_p.size(); ++i) ASSERT_TRUE(torch::equal(ours_p[i], theirs_p[i]));
+  for (int step = 3; step < 6; ++step) {
+    torch::manual_seed(50 + step);
+    for (size_t i = 0; i < ours_p.size(); ++i) {
+      const auto g = torch::randn_like(ours_p[i]);
+      ours_p[i].mutable_grad() = g.clone();
+      theirs_p[i].mutable_grad() = g.clone();
+    }
+    engine_step(*optimizer);
+    reference.step();
+    for (size_t i = 0; i < ours_p.size(); ++i)
+      EXPECT_TRUE(torch::allclose(ours_p[i], theirs_p[i], 1e-6, 1e-6))
+          << name << " step " << step << " tensor " << i;
+  }
+}
+
+TEST(Optimizers, CheckpointsOfTheFirstPluginAbiLoadAndContinue) {
+  expect_old_checkpoint_continues<torch::optim::AdamW>(
+      "adamw", {{"lr", 0.01}, {"amsgrad", true}}, [](torch::nn::Module& m) {
+        return torch::optim::AdamW(m.parameters(), torch::optim::AdamWOptions(0.01).amsgrad(true));
+      });
+  expect_old_checkpoint_continues<torch::optim::SGD>(
+      "sgd", {{"lr", 0.05}, {"momentum", 0.9}, {"weight_decay", 0.01}}, [](torch::nn::Module& m) {
+        return torch::optim::SGD(m.parameters(),
+                                 torch::optim::SGDOptions(0.05).momentum(0.9).weight_decay(0.01));
+      });
 }
 
 }  // namespace

@@ -139,9 +139,22 @@ TEST(Scheduler, OneCycleThreePhaseLinearMatchesTorch) {
   for (auto [step, lr] : expected) EXPECT_NEAR(s->lr_at(step), lr, 1e-15) << "step " << step;
 }
 
-TEST(Scheduler, WarmupLongerThanTheRunIsAConfigError) {
-  EXPECT_THROW(make("cosine", {{"warmup_steps", 100}}, context(0.1, 100)), runner::ConfigError);
-  EXPECT_THROW(make("onecycle", {{"warmup_steps", 200}}, context(0.1, 100)), runner::ConfigError);
+TEST(Scheduler, AWarmupLongerThanTheRunIsClippedAndSaysSo) {
+  // Users shorten runs (data.limit, epochs): the warmup leaves the schedule one step, and the
+  // plugin says what it changed (the engine logs it once).
+  for (const char* name : {"none", "step", "cosine", "onecycle"}) {
+    auto s = make(name, {{"warmup_steps", 200}}, context(0.1, 100));
+    EXPECT_EQ(s->adjustment(),
+              "scheduler.warmup_steps 200 is not shorter than this run's 100 optimizer steps: "
+              "clipped to 99")
+        << name;
+    EXPECT_EQ(make(name, {{"warmup_steps", 10}}, context(0.1, 100))->adjustment(), "") << name;
+  }
+  auto constant = make("none", {{"warmup_steps", 200}}, context(0.1, 100));
+  EXPECT_LT(constant->lr_at(98), 0.1) << "still warming up";
+  EXPECT_DOUBLE_EQ(constant->lr_at(99), 0.1) << "the last step runs the schedule itself";
+  EXPECT_THROW(make("cosine", {{"warmup_steps", 5}}, context(0.1, 0)), runner::ConfigError)
+      << "a run without a step has no schedule";
 }
 
 TEST(Scheduler, EveryBuiltinIsAPureFunctionOfTheStep) {

@@ -19,7 +19,7 @@ TEST(StopRequest, FirstSignalIsARequestSecondEndsTheProcess) {
         ::raise(SIGINT);  // the user insists: gone, as without a handler
         ::_exit(5);
       },
-      testing::KilledBySignal(SIGINT), "");
+      ::testing::KilledBySignal(SIGINT), "");
 }
 
 TEST(StopRequest, SigtermIsRecordedAndAnnounced) {
@@ -29,7 +29,7 @@ TEST(StopRequest, SigtermIsRecordedAndAnnounced) {
         ::raise(SIGTERM);
         ::_exit(stop_requested_by() == SIGTERM ? 0 : 1);
       },
-      testing::ExitedWithCode(0), "SIGTERM: stopping after the current step");
+      ::testing::ExitedWithCode(0), "SIGTERM: stopping after the current step");
 }
 
 TEST(StopRequest, ExitCodesAreTheShells) {

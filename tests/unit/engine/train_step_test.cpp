@@ -1,5 +1,6 @@
-// The training step as one unit: the window's losses summed on the device, no host read in a
-// step unless the loss scaler must decide whether to skip it (one read), autocast off again
+// The training step as one unit: the window's losses and runs of NaN/inf losses summed on the
+// device, no host read in a step (with or without fp16 loss scaling and clipping), a step with
+// inf/NaN gradients skipped on the device and not counted by the schedule, autocast off again
 // after a forward pass that threw (an out-of-memory trial of auto batch size).
 
 #include <atomic>
@@ -12,8 +13,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "engine/device_schedule.hpp"
 #include "engine/grad_scaler.hpp"
+#include "engine/plugin_params.hpp"
 #include "engine/train_step.hpp"
+#include "runner/registries.hpp"
 
 namespace runner::engine {
 namespace {
@@ -37,9 +41,15 @@ struct CrossEntropy : losses::Loss {
   }
 };
 
+std::unique_ptr<optim::Optimizer> adam_for(torch::nn::Module& model) {
+  const auto& entry = registries().optimizers.at("adam");
+  return entry.factory(test::with_defaults(entry.schema, {{"lr", 0.1}}), model);
+}
+
 struct Rig {
   TinyModel model;
-  torch::optim::SGD optimizer{model.parameters(), torch::optim::SGDOptions(0.1)};
+  std::unique_ptr<optim::Optimizer> optimizer = adam_for(model);  ///< the adam plugin
+  DeviceSchedule schedule{{0.1, 0.05, 0.025}, torch::kCPU};
   CrossEntropy loss;
   GradScaler scaler;
   std::unique_ptr<TrainStep> step;
@@ -53,31 +63,52 @@ struct Rig {
         }()) {
     TrainStepParts parts;
     parts.model = &model;
-    parts.optimizer = &optimizer;
+    parts.optimizer = optimizer.get();
+    parts.schedule = &schedule;
     parts.loss = &loss;
     parts.scaler = &scaler;
     parts.clip_grad_norm = clip;
     step = std::make_unique<TrainStep>(parts);
   }
-  void one_step(int micro_batches = 2) {
+  void one_step(int micro_batches = 2, const torch::Tensor& images = {}) {
     for (int m = 0; m < micro_batches; ++m)
-      step->micro_batch(x, y, micro_batches, m == micro_batches - 1);
+      step->micro_batch(images.defined() ? images : x, y, micro_batches, m == micro_batches - 1);
     step->finish();
+  }
+  torch::Tensor weights() const { return model.fc->weight.detach().clone(); }
+  torch::Tensor nan_images() const {
+    auto bad = x.clone();
+    bad[0][0] = std::numeric_limits<float>::quiet_NaN();
+    return bad;
   }
 };
 
-// Counts the host reads of device values (Tensor::item and friends end in _local_scalar_dense).
+// Counts the host reads of device values: Tensor::item and friends end in _local_scalar_dense.
+// Reads inside the fused optimizer kernels do not count: on CPU they read their lr tensor with
+// item() (host memory), their CUDA twins read it on the device.
 struct HostReadCounter {
   static inline std::atomic<int> reads{0};
+  static inline thread_local int inside_fused = 0;
   at::CallbackHandle handle;
+  static bool fused(const at::RecordFunction& fn) {
+    return std::string(fn.name()).rfind("aten::_fused_", 0) == 0;
+  }
   HostReadCounter() {
     reads = 0;
     handle = at::addGlobalCallback(
-        at::RecordFunctionCallback([](const at::RecordFunction& fn)
-                                       -> std::unique_ptr<at::ObserverContext> {
-          if (std::string(fn.name()) == "aten::_local_scalar_dense") ++reads;
-          return nullptr;
-        }).scopes({at::RecordScope::FUNCTION}));
+        at::RecordFunctionCallback(
+            [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+              if (fused(fn)) ++inside_fused;
+              const std::string name = fn.name();
+              if (inside_fused == 0 &&
+                  (name == "aten::_local_scalar_dense" || name == "aten::item"))
+                ++reads;
+              return nullptr;
+            },
+            [](const at::RecordFunction& fn, at::ObserverContext*) {
+              if (fused(fn)) --inside_fused;
+            })
+            .scopes({at::RecordScope::FUNCTION}));
   }
   ~HostReadCounter() { at::removeCallback(handle); }
 };
@@ -86,34 +117,70 @@ TEST(TrainStep, SumsTheWindowOnTheDeviceAndCountsNonFiniteLosses) {
   torch::manual_seed(0);
   Rig rig(false);
   const auto a = rig.step->micro_batch(rig.x, rig.y, 3, false);
-  auto bad = rig.x.clone();
-  bad[0][0] = std::numeric_limits<float>::quiet_NaN();
-  rig.step->micro_batch(bad, rig.y, 3, false);
+  rig.step->micro_batch(rig.nan_images(), rig.y, 3, false);
   const auto c = rig.step->micro_batch(rig.x, rig.y, 3, true);
   rig.step->finish();
   const WindowSums sums = rig.step->take_window();
-  EXPECT_EQ(sums.count, 3);
+  EXPECT_EQ(sums.micro_batches, 3);
   EXPECT_EQ(sums.nonfinite.item<double>(), 1.0);
+  EXPECT_EQ(sums.finite.item<double>(), 2.0);
   EXPECT_NEAR(sums.loss.item<double>(), a.item<double>() + c.item<double>(), 1e-6);
-  EXPECT_EQ(rig.step->take_window().count, 0);  // taken: the next window starts empty
+  EXPECT_EQ(rig.step->take_window().micro_batches, 0);  // taken: the next window starts empty
 }
 
-TEST(TrainStep, NoHostReadInAStepWithoutLossScaling) {
+TEST(TrainStep, RunsOfNonFiniteStepsAreCountedOnTheDevice) {
   torch::manual_seed(0);
-  Rig rig(false, /*clip=*/0.5);  // clipping included: torch's clip_grad_norm_ reads the norm
-  rig.one_step();                // warm-up (one-time allocations)
-  HostReadCounter counter;
-  for (int i = 0; i < 10; ++i) rig.one_step();
-  EXPECT_EQ(HostReadCounter::reads.load(), 0);
+  Rig rig(true);  // fp16 scaling: the NaN steps are skipped, the weights stay finite
+  rig.one_step(1, rig.nan_images());
+  rig.one_step(1, rig.nan_images());
+  EXPECT_EQ(rig.step->nonfinite_run().item<double>(), 2.0);
+  rig.one_step(1);
+  rig.one_step(1, rig.nan_images());
+  const WindowSums sums = rig.step->take_window();
+  EXPECT_EQ(sums.longest_nonfinite_run.item<double>(), 2.0);
+  EXPECT_EQ(rig.step->nonfinite_run().item<double>(), 1.0) << "a finite step ends a run";
+  rig.one_step(1, rig.nan_images());
+  EXPECT_EQ(rig.step->take_window().longest_nonfinite_run.item<double>(), 2.0)
+      << "a run that began in an earlier window counts whole";
 }
 
-TEST(TrainStep, OneHostReadPerStepWithLossScaling) {
+TEST(TrainStep, NoHostReadInAStepWithOrWithoutLossScaling) {
+  for (bool scaling : {false, true}) {
+    torch::manual_seed(0);
+    Rig rig(scaling, /*clip=*/0.5);  // clipping too: torch's clip_grad_norm_ reads the norm
+    rig.one_step();                  // warm-up (one-time allocations, the optimizer's state)
+    HostReadCounter counter;
+    for (int i = 0; i < 10; ++i) rig.one_step();
+    rig.one_step(1, rig.nan_images());  // a skipped step reads nothing either
+    EXPECT_EQ(HostReadCounter::reads.load(), 0) << "loss scaling " << scaling;
+  }
+}
+
+TEST(TrainStep, AStepWithInfGradientsIsSkippedOnTheDeviceAndNotCounted) {
   torch::manual_seed(0);
-  Rig rig(true, /*clip=*/0.5);
-  rig.one_step();
-  HostReadCounter counter;
-  for (int i = 0; i < 10; ++i) rig.one_step();
-  EXPECT_EQ(HostReadCounter::reads.load(), 10);  // the scaler's skip decision, nothing else
+  Rig rig(true);
+  const auto before = rig.weights();
+  rig.one_step(1, rig.nan_images());
+  EXPECT_TRUE(torch::equal(rig.weights(), before)) << "the update was not skipped";
+  EXPECT_EQ(rig.schedule.steps_taken().item<int64_t>(), 0);
+  EXPECT_EQ(rig.schedule.lr().item<double>(), 0.1) << "the schedule stays at its first step";
+  EXPECT_EQ(rig.scaler.scale(), 32768.0);
+  rig.one_step(1);
+  EXPECT_FALSE(torch::equal(rig.weights(), before));
+  EXPECT_EQ(rig.schedule.steps_taken().item<int64_t>(), 1);
+  EXPECT_EQ(rig.schedule.lr().item<double>(), 0.05);
+  rig.optimizer->state_to_host();  // Adam's own count agrees: one step
+  for (const auto& entry : rig.optimizer->torch_optimizer().state())
+    EXPECT_EQ(static_cast<const torch::optim::AdamParamState&>(*entry.second).step(), 1);
+}
+
+TEST(TrainStep, TheScheduleKeepsItsLastLrPastItsEnd) {
+  DeviceSchedule schedule({0.3, 0.2}, torch::kCPU);
+  for (int i = 0; i < 4; ++i) schedule.count_step({});
+  EXPECT_EQ(schedule.steps_taken().item<int64_t>(), 4);
+  EXPECT_EQ(schedule.lr().item<double>(), 0.2);
+  schedule.set_steps_taken(0);
+  EXPECT_EQ(schedule.lr().item<double>(), 0.3);
 }
 
 TEST(TrainStep, ClippingOnTheDeviceMatchesTorch) {
@@ -124,7 +191,7 @@ TEST(TrainStep, ClippingOnTheDeviceMatchesTorch) {
   b.x = a.x;
   b.y = a.y;
   for (Rig* rig : {&a, &b}) {
-    rig->optimizer.zero_grad();
+    rig->optimizer->torch_optimizer().zero_grad();
     rig->loss.compute(rig->model.forward(rig->x), rig->y).backward();
   }
   torch::nn::utils::clip_grad_norm_(a.model.parameters(), 0.05);
@@ -137,7 +204,8 @@ TEST(TrainStep, AutocastIsOffAfterAForwardThatThrew) {
   Rig rig(false);
   TrainStepParts parts;
   parts.model = &rig.model;
-  parts.optimizer = &rig.optimizer;
+  parts.optimizer = rig.optimizer.get();
+  parts.schedule = &rig.schedule;
   parts.loss = &rig.loss;
   parts.scaler = &rig.scaler;
   parts.precision = "bf16";

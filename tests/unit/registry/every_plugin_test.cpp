@@ -11,6 +11,7 @@
 #include "runner/losses/loss.hpp"
 #include "runner/metrics/metric.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/optimizer.hpp"
 #include "runner/optim/scheduler.hpp"
 #include "runner/registries.hpp"
 

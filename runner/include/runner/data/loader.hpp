@@ -33,9 +33,11 @@ struct LoaderOptions {
 };
 
 struct LoaderStats {
-  double wait_seconds = 0;  ///< time spent in next() (0 workers: all the loading time)
-  size_t batches = 0;       ///< batches delivered since construction
-  size_t samples = 0;       ///< samples delivered (padding included)
+  double wait_seconds = 0;    ///< time spent in next() (0 workers: all the loading time)
+  size_t batches = 0;         ///< batches delivered since construction
+  size_t samples = 0;         ///< samples delivered (padding included)
+  size_t worker_threads = 0;  ///< loader threads running this epoch (0: the caller loads)
+  size_t prefetch = 0;        ///< batches prepared ahead at most (at least worker_threads)
 };
 
 class DataLoader {

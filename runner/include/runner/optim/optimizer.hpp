@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for optimizer plugins.
+// What an optimizer plugin returns (runner::optim::Optimizer) and helpers for writing one.
 
 #include <unordered_set>
 #include <vector>
@@ -32,16 +32,47 @@ std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Modul
   return groups;
 }
 
-/// Sets the lr of every parameter group of `optimizer` (the engine's scheduler step; the
-/// built-in optimizers' groups differ only in weight decay, so they share one lr).
-inline void set_lr(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
-}
+/// An optimizer the engine steps without reading a device value on the host, so that the GPU
+/// never waits for the CPU and a CUDA graph can capture the step: the learning rate and the loss
+/// scaler's verdict arrive as device tensors, step counts stay on the device.
+///
+/// torch_optimizer() holds the parameter groups and the per-parameter state that checkpoints
+/// keep (torch's own serialisation: a checkpoint written by a torch::optim optimizer loads).
+/// A plugin built against an older interface (plugin ABI 1: factories returning
+/// torch::optim::Optimizer) is refused when loaded.
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
 
-/// The lr of `optimizer`'s first parameter group (0 when it has none).
-inline double current_lr(torch::optim::Optimizer& optimizer) {
+  /// Parameter groups and state, for checkpoints, the loss scaler and the first lr.
+  virtual torch::optim::Optimizer& torch_optimizer() = 0;
+
+  /// One update of every parameter with a gradient.
+  /// `lr`: this step's learning rate from the schedule, a 0-dim tensor on the parameters' device
+  /// (float32 on CUDA, float64 on CPU); a group whose own lr differs from the first group's
+  /// scales it by their ratio (the built-in optimizers' groups differ only in weight decay).
+  /// `found_inf`: float32 on the device, > 0 when the fp16 loss scaler found an inf/NaN gradient:
+  /// then nothing changes, step counts included; undefined when there is no loss scaling.
+  virtual void update(const torch::Tensor& lr, const torch::Tensor& found_inf) = 0;
+
+  /// Before torch_optimizer() is serialised: bring state kept on the device (step counts) into
+  /// it. May read the device.
+  virtual void state_to_host() {}
+  /// After a checkpoint was loaded into torch_optimizer(): drop device copies of its state.
+  virtual void state_from_host() {}
+};
+
+/// The lr of `optimizer`'s first parameter group (0 when it has none): the schedule's base lr.
+inline double first_group_lr(torch::optim::Optimizer& optimizer) {
   auto& groups = optimizer.param_groups();
   return groups.empty() ? 0.0 : groups.front().options().get_lr();
+}
+
+/// `lr` scaled for a group whose own lr is `group_lr` when the first group's is `first_lr`: the
+/// same tensor when they are equal (no device op), else lr * group_lr / first_lr.
+inline torch::Tensor group_lr_tensor(const torch::Tensor& lr, double group_lr, double first_lr) {
+  if (group_lr == first_lr || first_lr == 0) return lr;
+  return lr * (group_lr / first_lr);
 }
 
 }  // namespace runner::optim
