@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     optimizer.zero_grad();
     torch::Tensor logits;
     {
-      runner::engine::AutocastGuard autocast(precision, torch::kCPU);
+      runner::engine::AutocastGuard autocast(runner::config::parse_precision(precision),
+                                             torch::kCPU);
       logits = model->forward(x);
     }
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), y);

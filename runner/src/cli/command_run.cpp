@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
+#include "config/experiment_options.hpp"
 #include "config/path_keys.hpp"
 #include "config/pretrained_source.hpp"
 #include "config/resume_plan.hpp"
@@ -35,13 +36,12 @@ std::string joined(const std::string& command, const Args& args) {
 
 // Two ranks on one GPU work over Gloo (it stages CUDA tensors through host memory); NCCL
 // refuses them ("Duplicate GPU detected") only once the first collective runs: say so first.
-void check_gpu_sharing(const config::Experiment& e) {
-  const auto& launch = e.doc.at("launch");
-  const std::string device = launch.at("device").get<std::string>();
-  const std::string backend = launch.at("backend").get<std::string>();
-  const bool cuda = device == "cuda" || (device == "auto" && torch::cuda::is_available());
+void check_gpu_sharing(const config::Experiment& e, const config::LaunchOptions& launch) {
+  const std::string& backend = launch.backend;
+  const bool cuda =
+      launch.device == "cuda" || (launch.device == "auto" && torch::cuda::is_available());
   if (!cuda || backend == "gloo") return;
-  const auto ids = launch.at("gpu_ids").get<std::vector<int>>();
+  const auto& ids = launch.gpu_ids;
   for (size_t i = 0; i < ids.size(); ++i)
     for (size_t j = i + 1; j < ids.size(); ++j)
       if (ids[i] == ids[j])
@@ -56,13 +56,13 @@ void check_gpu_sharing(const config::Experiment& e) {
 // started us provides (none), starts them: the same command line in each child.
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
                  const engine::RunOptions& options) {
-  const auto& launch = e.doc.at("launch");
-  check_gpu_sharing(e);
+  const config::LaunchOptions launch = config::read_experiment_options(e.doc).launch;
+  check_gpu_sharing(e, launch);
   // Before any rank starts: one line, instead of the same error from every rank.
   engine::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
   engine::require_cuda_for_nccl(launch, e.marks.value_mark("/launch/backend").to_string() + ": ");
-  const int nproc = launch.at("num_processes").get<int>();
-  const int nnodes = launch.at("nnodes").get<int>();
+  const int nproc = launch.num_processes;
+  const int nnodes = launch.nnodes;
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
   if (!inside_world && nproc * nnodes > 1) {
     // Data that does not fit the model: one message before any rank starts, not one per rank
@@ -74,16 +74,16 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     so.args.insert(so.args.end(), args.begin(), args.end());
     so.nproc_per_node = nproc;
     so.nnodes = nnodes;
-    so.node_rank = launch.at("node_rank").get<int>();
-    so.master_addr = launch.at("master_addr").get<std::string>();
-    so.master_port = launch.at("master_port").get<int>();
+    so.node_rank = launch.node_rank;
+    so.master_addr = launch.master_addr;
+    so.master_port = launch.master_port;
     // 0 (the default): a free port, so two runs on one machine do not collide; nodes must
     // agree on a port, so across nodes it is the conventional 29500.
     if (so.master_port == 0 && nnodes > 1) so.master_port = 29500;
     std::unique_ptr<dist::RendezvousHost> rendezvous;  // lives until every rank has ended
     so.host_rendezvous = [&](int port) {
       rendezvous = std::make_unique<dist::RendezvousHost>(so.master_addr, port, nproc * nnodes,
-                                                          launch.at("timeout_s").get<double>());
+                                                          launch.timeout_s);
       return rendezvous->port();
     };
     return launch::spawn_ranks(so);

@@ -95,12 +95,11 @@ int64_t search_batch_size(int64_t max, const std::function<bool(int64_t)>& fits,
 }
 
 int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
-                             const c10::Device& device, const std::string& precision) {
-  const json& doc = e.doc;
-  const json& settings = doc.at("train").at("auto_batch");
-  int64_t max = settings.at("max").get<int64_t>();
-  const json& budget_json = settings.at("memory_budget_mb");
-  const double budget = budget_json.is_number() ? budget_json.get<double>() : 0.0;
+                             const c10::Device& device, config::Precision precision) {
+  const json& doc = e.doc;  // the plugin sections: data, model, optimizer, loss
+  const config::ExperimentOptions options = config::read_experiment_options(doc);
+  int64_t max = options.train.auto_batch_max;
+  const double budget = options.train.auto_batch_memory_budget_mb.value_or(0.0);
 
   // One real training sample, through the train transforms, gives the input shape.
   auto splits = build_datasets(e);
@@ -111,21 +110,21 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
   const auto pipeline =
       data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
   data::Sample sample = splits.train->get(0);
-  pipeline.apply(sample, doc.at("seed").get<uint64_t>(), 0, 0);
+  pipeline.apply(sample, options.seed, 0, 0);
   const auto one = data::collate({sample}, {0}, {false}).images.to(device);
   const int64_t num_classes = std::max<int64_t>(1, splits.num_classes);
   splits = {};
 
   auto model = build_model(doc.at("model"), e.dir);
   model->to(device);
-  apply_memory_format(doc, *model);  // train.channels_last, as the run
+  apply_memory_format(options.train.channels_last, *model);  // as the run
   model->train();
   auto optimizer = build_optimizer(doc.at("optimizer"), *model);
   auto loss_fn = build_loss(doc.at("loss"));
   // The step the run takes (autocast, loss scaling, clipping), without the gradient all-reduce:
   // a rank out of memory mid-backward would leave the others waiting in it.
   GradScalerOptions scaling;
-  scaling.enabled = precision == "fp16";
+  scaling.enabled = precision == config::Precision::kFp16;
   GradScaler scaler(scaling);
   DeviceSchedule schedule({optim::first_group_lr(optimizer->torch_optimizer())}, device);
   TrainStepParts step_parts;
@@ -136,8 +135,7 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
   step_parts.scaler = &scaler;
   step_parts.precision = precision;
   step_parts.device = device;
-  if (!doc.at("train").at("clip_grad_norm").is_null())
-    step_parts.clip_grad_norm = doc.at("train").at("clip_grad_norm").get<double>();
+  step_parts.clip_grad_norm = options.train.clip_grad_norm;
   TrainStep step(step_parts);
   const bool measure_host = device.is_cpu() && budget > 0;
 

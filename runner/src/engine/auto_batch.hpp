@@ -11,6 +11,7 @@
 #include <c10/core/Device.h>
 
 #include "config/experiment.hpp"
+#include "config/experiment_options.hpp"
 
 namespace runner::dist {
 class World;
@@ -39,6 +40,6 @@ int64_t search_batch_size(int64_t max, const std::function<bool(int64_t)>& fits,
 /// out-of-memory error or, on CPU, needs more than train.auto_batch.memory_budget_mb. Every rank
 /// must call it (collectives through `world`). Returns the chosen per-process batch.
 int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
-                             const c10::Device& device, const std::string& precision);
+                             const c10::Device& device, config::Precision precision);
 
 }  // namespace runner::engine

@@ -7,16 +7,17 @@
 #include <torch/torch.h>
 
 #include "compat/torch_compat.hpp"
+#include "config/experiment_options.hpp"
 
 namespace runner::engine {
 
 class AutocastGuard {
  public:
-  /// `precision`: "fp32" (nothing happens), "fp16" or "bf16".
-  AutocastGuard(const std::string& precision, torch::Device device) {
-    if (precision == "fp32") return;
+  /// fp32: nothing happens.
+  AutocastGuard(config::Precision precision, torch::Device device) {
+    if (precision == config::Precision::kFp32) return;
     type_ = device.type();
-    dtype_ = precision == "fp16" ? at::kHalf : at::kBFloat16;
+    dtype_ = precision == config::Precision::kFp16 ? at::kHalf : at::kBFloat16;
     compat::set_autocast(type_, dtype_, true);
     active_ = true;
   }

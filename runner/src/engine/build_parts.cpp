@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "config/experiment_options.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
 #include "runner/registries.hpp"
@@ -17,15 +18,18 @@ json plugin_params(const json& section, const std::string& selector) {
 }
 
 data::DatasetSplits build_datasets(const config::Experiment& e) {
-  const json& data = e.doc.at("data");
-  const json& dataset = data.at("dataset");
+  const json& dataset = e.doc.at("data").at("dataset");  // the dataset plugin's section
+  const config::ExperimentOptions experiment = config::read_experiment_options(e.doc);
   data::DatasetContext context;
-  context.seed = e.doc.at("seed").get<uint64_t>();
+  context.seed = experiment.seed;
   context.config_dir = e.dir;
-  const json& limit = data.at("limit");
   auto limit_of = [&](const char* split) -> std::optional<size_t> {
-    if (!limit.contains(split) || limit.at(split).is_null()) return std::nullopt;
-    return limit.at(split).get<size_t>();
+    const std::optional<int64_t>& limit =
+        std::string(split) == "train" ? experiment.data.limit_train
+        : std::string(split) == "val" ? experiment.data.limit_val
+                                      : experiment.data.limit_test;
+    if (!limit) return std::nullopt;
+    return static_cast<size_t>(*limit);
   };
   context.limit_train = limit_of("train");
   context.limit_val = limit_of("val");

@@ -9,9 +9,9 @@
 
 namespace runner::engine {
 
-void apply_device_settings(const nlohmann::json& doc, const torch::Device& device) {
+void apply_device_settings(bool cudnn_benchmark, const torch::Device& device) {
   // A process-wide flag (summary.json's torch_settings shows it); cuDNN reads it on CUDA only.
-  compat::set_cudnn_benchmark(doc.at("launch").at("cudnn_benchmark").get<bool>());
+  compat::set_cudnn_benchmark(cudnn_benchmark);
   if (!device.is_cuda()) return;
 #if RUNNER_COMPAT_HAS_CUDA
   // Kernels and NCCL calls without an explicit index go to the current device: make it ours.
@@ -20,8 +20,8 @@ void apply_device_settings(const nlohmann::json& doc, const torch::Device& devic
   compat::cuda_reset_peak_bytes(device);
 }
 
-void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model) {
-  if (!doc.at("train").at("channels_last").get<bool>()) return;
+void apply_memory_format(bool channels_last, torch::nn::Module& model) {
+  if (!channels_last) return;
   torch::NoGradGuard no_grad;
   for (auto& p : model.parameters())
     if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
@@ -39,15 +39,15 @@ std::string memory_format_of(const torch::nn::Module& model) {
   return "none";
 }
 
-void require_cuda_if_asked(const nlohmann::json& launch, const std::string& where) {
-  if (launch.at("device").get<std::string>() != "cuda" || torch::cuda::is_available()) return;
+void require_cuda_if_asked(const config::LaunchOptions& launch, const std::string& where) {
+  if (launch.device != "cuda" || torch::cuda::is_available()) return;
   throw ConfigError(
       where + "launch.device is cuda but no CUDA device is available (this libtorch: " +
       std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
 }
 
-void require_cuda_for_nccl(const nlohmann::json& launch, const std::string& where) {
-  if (launch.at("backend").get<std::string>() != "nccl" || torch::cuda::is_available()) return;
+void require_cuda_for_nccl(const config::LaunchOptions& launch, const std::string& where) {
+  if (launch.backend != "nccl" || torch::cuda::is_available()) return;
   throw ConfigError(where +
                     "launch.backend is nccl but no CUDA device is available: NCCL runs on GPUs; "
                     "use launch.backend=gloo (or auto) for CPU ranks");

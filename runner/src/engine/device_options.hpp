@@ -5,17 +5,18 @@
 #include <string>
 
 #include <torch/torch.h>
-#include <nlohmann/json.hpp>
+
+#include "config/experiment_options.hpp"
 
 namespace runner::engine {
 
 /// Applies launch.cudnn_benchmark (a process-wide flag) and makes `device` the current CUDA
 /// device. Call once `device` is chosen, before the first collective or CUDA kernel of the run.
-void apply_device_settings(const nlohmann::json& doc, const torch::Device& device);
+void apply_device_settings(bool cudnn_benchmark, const torch::Device& device);
 
 /// With train.channels_last, stores every 4-D parameter and buffer of `model` in channels_last
 /// order (convolutions then run NHWC; inputs need no change). Call after model->to(device).
-void apply_memory_format(const nlohmann::json& doc, torch::nn::Module& model);
+void apply_memory_format(bool channels_last, torch::nn::Module& model);
 
 /// How `model`'s convolution weights are laid out, read from the tensors themselves:
 /// "channels_last", "contiguous", or "none" without a 4-D weight of more than one channel.
@@ -23,11 +24,11 @@ std::string memory_format_of(const torch::nn::Module& model);
 
 /// Throws ConfigError, prefixed by `where` ("exp.yaml:5:11: "), when launch.device is cuda and
 /// no CUDA device is visible: checked before any rank starts, and again where a rank picks it.
-void require_cuda_if_asked(const nlohmann::json& launch, const std::string& where = "");
+void require_cuda_if_asked(const config::LaunchOptions& launch, const std::string& where = "");
 
 /// Throws ConfigError, prefixed by `where`, when launch.backend is nccl and no CUDA device is
 /// visible: before any rank starts, instead of the same error from every rank.
-void require_cuda_for_nccl(const nlohmann::json& launch, const std::string& where = "");
+void require_cuda_for_nccl(const config::LaunchOptions& launch, const std::string& where = "");
 
 /// True when this build has its CUDA code compiled in (CUDA libtorch, CUDA headers found).
 bool built_with_cuda();

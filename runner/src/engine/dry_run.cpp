@@ -1,5 +1,6 @@
 #include "engine/dry_run.hpp"
 
+#include "config/experiment_options.hpp"
 #include "engine/build_parts.hpp"
 #include "engine/shape_checks.hpp"
 #include "runner/data/pipeline.hpp"
@@ -8,12 +9,12 @@
 namespace runner::engine {
 
 void dry_run(const config::Experiment& e, std::ostream& out) {
-  const auto& doc = e.doc;
-  const auto& launch = doc.at("launch");
-  const int world = launch.at("num_processes").get<int>() * launch.at("nnodes").get<int>();
-  const auto& train = doc.at("train");
-  const auto& bs = train.at("batch_size");
-  const int accum = train.at("grad_accum_steps").get<int>();
+  const auto& doc = e.doc;  // the plugin sections
+  const config::ExperimentOptions experiment = config::read_experiment_options(doc);
+  const config::LaunchOptions& launch = experiment.launch;
+  const int world = launch.num_processes * launch.nnodes;
+  const std::optional<int64_t>& bs = experiment.train.batch_size;
+  const int64_t accum = experiment.train.grad_accum_steps;
 
   const auto splits = build_datasets(e);
   const auto train_tf =
@@ -31,7 +32,7 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
   std::string sample_shape = "n/a";
   if (splits.train && splits.train->size() > 0) {
     auto sample = splits.train->get(0);
-    train_tf.apply(sample, doc.at("seed").get<uint64_t>(), 0, 0);
+    train_tf.apply(sample, experiment.seed, 0, 0);
     sample_shape = std::to_string(sample.image.rows) + "x" + std::to_string(sample.image.cols) +
                    "x" + std::to_string(sample.image.channels());
   }
@@ -39,14 +40,13 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
   auto size_of = [](const std::shared_ptr<data::Dataset>& d) {
     return d ? std::to_string(d->size()) : std::string("none");
   };
-  out << "experiment      " << doc.at("name").get<std::string>() << " (" << e.path << ")\n"
-      << "world           " << world << " process(es) = " << launch.at("nnodes").get<int>()
-      << " node(s) x " << launch.at("num_processes").get<int>() << ", device "
-      << launch.at("device").get<std::string>() << ", precision "
-      << doc.at("precision").get<std::string>() << "\n";
-  if (bs.is_number_integer()) {
-    out << "batch           " << bs.get<int>() << " per process x " << world << " process(es) x "
-        << accum << " accumulation = " << bs.get<int>() * world * accum << " global\n";
+  out << "experiment      " << experiment.name << " (" << e.path << ")\n"
+      << "world           " << world << " process(es) = " << launch.nnodes << " node(s) x "
+      << launch.num_processes << ", device " << launch.device << ", precision "
+      << config::precision_name(experiment.precision) << "\n";
+  if (bs) {
+    out << "batch           " << *bs << " per process x " << world << " process(es) x " << accum
+        << " accumulation = " << *bs * world * accum << " global\n";
   } else {
     out << "batch           auto (largest that fits, found at start) x " << world
         << " process(es) x " << accum << " accumulation\n";
@@ -64,9 +64,9 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
               : std::string("fresh initialisation"))
       << "\n"
       << "optimizer       " << doc.at("optimizer").at("name").get<std::string>() << ", lr "
-      << doc.at("optimizer").value("lr", 0.0) << ", scheduler "
+      << optim::first_group_lr(optimizer->torch_optimizer()) << ", scheduler "
       << doc.at("scheduler").at("name").get<std::string>() << "\n"
-      << "epochs          " << train.at("epochs").get<int>() << "\n"
+      << "epochs          " << experiment.train.epochs << "\n"
       << "dry run: everything resolved; no training done\n";
 }
 

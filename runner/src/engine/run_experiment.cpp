@@ -14,6 +14,7 @@
 #include <opencv2/core/utility.hpp>
 
 #include "config/experiment_keys.hpp"
+#include "config/experiment_options.hpp"
 #include "config/yaml_emit.hpp"
 #include "dist/world.hpp"
 #include "engine/auto_batch.hpp"
@@ -76,15 +77,13 @@ std::string timestamp() {
   return ss.str();
 }
 
-std::string choose_run_dir(const json& doc, const RunOptions& options) {
-  const json& output = doc.at("output");
-  const std::string name = doc.at("name").get<std::string>();
+std::string choose_run_dir(const config::ExperimentOptions& experiment, const RunOptions& options) {
+  const config::OutputOptions& output = experiment.output;
   if (options.resume) return options.resume_dir;  // config::plan_resume checked it
-  if (!output.at("run_dir").is_null()) return output.at("run_dir").get<std::string>();
-  fs::path dir = fs::path(output.at("root").get<std::string>()) / name / timestamp();
+  if (output.run_dir) return *output.run_dir;
+  fs::path dir = fs::path(output.root) / experiment.name / timestamp();
   for (int n = 1; fs::exists(dir); ++n)
-    dir = fs::path(output.at("root").get<std::string>()) / name /
-          (timestamp() + "-" + std::to_string(n));
+    dir = fs::path(output.root) / experiment.name / (timestamp() + "-" + std::to_string(n));
   return dir.string();
 }
 
@@ -110,15 +109,12 @@ std::string prediction_dir(const RunOptions& options) {
   return fs::current_path().string();
 }
 
-torch::Device choose_device(const json& launch, const dist::World& world) {
+torch::Device choose_device(const config::LaunchOptions& launch, const dist::World& world) {
   require_cuda_if_asked(launch);
-  const std::string wanted = launch.at("device").get<std::string>();
   const bool cuda = torch::cuda::is_available();
-  if (wanted == "cpu" || !cuda) return torch::kCPU;
+  if (launch.device == "cpu" || !cuda) return torch::kCPU;
   const int index = world.cuda_index();  // launch.gpu_ids[local_rank] or local_rank
-  if (index < 0)
-    throw ConfigError(
-        dist::gpu_ids_too_short(world.env(), launch.at("gpu_ids").get<std::vector<int>>()));
+  if (index < 0) throw ConfigError(dist::gpu_ids_too_short(world.env(), launch.gpu_ids));
   if (index >= static_cast<int>(torch::cuda::device_count()))
     throw ConfigError("local rank " + std::to_string(world.local_rank()) +
                       " needs cuda:" + std::to_string(index) + " but only " +
@@ -141,10 +137,12 @@ void log_error_to_file(const std::string& text) {
 // or when it is slow. CPUs have no fp16 kernels: fp16 runs as bf16 where the CPU has native
 // bf16 (autocast in bf16 is then faster than fp32: convnext_small 1.35x whole-run here), else
 // as fp32.
-std::string precision_as_run(const std::string& wanted, const torch::Device& device, bool main) {
-  if (!device.is_cpu() || wanted == "fp32") return wanted;
+config::Precision precision_as_run(config::Precision wanted, const torch::Device& device,
+                                   bool main) {
+  using config::Precision;
+  if (!device.is_cpu() || wanted == Precision::kFp32) return wanted;
   const std::string feature = util::native_bf16_feature();
-  if (wanted == "fp16") {
+  if (wanted == Precision::kFp16) {
     if (main && feature.empty())
       spdlog::warn(
           "precision fp16 on CPU (no fp16 kernels there) runs in fp32: this CPU has no native "
@@ -154,7 +152,7 @@ std::string precision_as_run(const std::string& wanted, const torch::Device& dev
           "precision fp16 on CPU (no fp16 kernels there) runs as bf16: this CPU has native bf16 "
           "({})",
           feature);
-    return feature.empty() ? "fp32" : "bf16";
+    return feature.empty() ? Precision::kFp32 : Precision::kBf16;
   }
   if (main && feature.empty())
     spdlog::warn(
@@ -166,35 +164,39 @@ std::string precision_as_run(const std::string& wanted, const torch::Device& dev
 }
 
 int run_in_world(const config::Experiment& e, const RunOptions& options) {
-  json resolved = e.doc;  // e.doc with train.batch_size: auto resolved
+  json resolved = e.doc;  // e.doc with train.batch_size: auto resolved; the plugin sections
   const json& doc = resolved;
-  const json& launch = doc.at("launch");
+  // The core sections, typed, read once (kept in step with `resolved` below).
+  config::ExperimentOptions experiment = config::read_experiment_options(doc);
+  const config::LaunchOptions& launch = experiment.launch;
   dist::WorldOptions wo;
-  wo.backend = launch.at("backend").get<std::string>();
-  wo.timeout_s = launch.at("timeout_s").get<double>();
-  wo.gpu_ids = launch.at("gpu_ids").get<std::vector<int>>();
-  if (launch.at("device").get<std::string>() == "cpu" && wo.backend == "auto") wo.backend = "gloo";
+  wo.backend = launch.backend;
+  wo.timeout_s = launch.timeout_s;
+  wo.gpu_ids = launch.gpu_ids;
+  if (launch.device == "cpu" && wo.backend == "auto") wo.backend = "gloo";
   auto world = dist::World::init(wo);
-  log::init_logging(
-      {world->rank(), world->world_size(), doc.at("log_level").get<std::string>(), ""});
+  log::init_logging({world->rank(), world->world_size(), experiment.log_level, ""});
   // libtorch's own lines (c10 warnings, c10d, Gloo) through the same logger, tagged by rank.
   log::NativeOutputCapture native_output;
 
   // Threads: cores shared by the local ranks unless the config says otherwise.
-  int threads = launch.at("threads_per_process").get<int>();
+  int threads = launch.threads_per_process;
   if (threads <= 0) threads = util::default_threads_per_rank(world->local_world_size());
   torch::set_num_threads(threads);
   // The loader's worker threads are the data parallelism; OpenCV's own pool would oversubscribe.
   cv::setNumThreads(0);
 
   const torch::Device device = choose_device(launch, *world);
-  apply_device_settings(doc, device);  // current CUDA device, cuDNN benchmark
-  const std::string precision =
-      precision_as_run(doc.at("precision").get<std::string>(), device, world->is_main());
+  apply_device_settings(launch.cudnn_benchmark, device);  // current CUDA device, cuDNN
+  const config::Precision precision =
+      precision_as_run(experiment.precision, device, world->is_main());
+  const std::string precision_text = config::precision_name(precision);
 
   // train.batch_size: auto -> the largest size every rank fits; the saved config.yaml keeps it.
-  if (doc.at("train").at("batch_size") == "auto")
-    resolved["train"]["batch_size"] = find_auto_batch_size(e, *world, device, precision);
+  if (!experiment.train.batch_size) {
+    experiment.train.batch_size = find_auto_batch_size(e, *world, device, precision);
+    resolved["train"]["batch_size"] = *experiment.train.batch_size;
+  }
 
   // The data, before anything is written: a single process and the ranks of an external
   // launcher (torchrun, srun, mpirun) check that it fits the model; runner's own launcher
@@ -214,7 +216,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     run_dir = prediction_dir(options);
     if (world->is_main()) fs::create_directories(run_dir);
   } else {
-    run_dir = world->is_main() ? choose_run_dir(doc, options) : "";
+    run_dir = world->is_main() ? choose_run_dir(experiment, options) : "";
     run_dir = broadcast_string(*world, run_dir);
   }
   if (world->is_main() && !options.predict_only) {
@@ -247,26 +249,23 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     spdlog::info("rank {} of {} (local rank {}), run {}", world->rank(), world->world_size(),
                  world->local_rank(), run_dir);
 
-  const auto& train = doc.at("train");
-  const int64_t batch =
-      train.at("batch_size").is_number() ? train.at("batch_size").get<int64_t>() : 0;
-  const int64_t accum = train.at("grad_accum_steps").get<int64_t>();
+  const int64_t batch = *experiment.train.batch_size;
+  const int64_t accum = experiment.train.grad_accum_steps;
   if (world->is_main() && options.predict_only) {
     spdlog::info("predict: {} process(es), device {}, precision {}, {} thread(s) per process",
-                 world->world_size(), device.str(), precision, threads);
+                 world->world_size(), device.str(), precision_text, threads);
   } else if (world->is_main()) {
     spdlog::info(
         "run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per "
         "process",
         run_dir, world->world_size(), world->env().source, device.str(), world->backend(),
-        precision, threads);
+        precision_text, threads);
     spdlog::info("batch: {} per process x {} process(es) x {} accumulation = {} global", batch,
                  world->world_size(), accum, batch * world->world_size() * accum);
   }
 
-  torch::manual_seed(doc.at("seed").get<uint64_t>());
-  if (doc.at("train").at("deterministic").get<bool>())
-    at::globalContext().setDeterministicAlgorithms(true, false);
+  torch::manual_seed(experiment.seed);
+  if (experiment.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
   TrainerParts parts;
   parts.world = world;
   parts.device = device;
@@ -287,14 +286,19 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
                    loaded.describe(model_options.in_chans, model_options.num_classes));
   }
   parts.model->to(device);
-  apply_memory_format(doc, *parts.model);  // train.channels_last
-  if (!options.predict_only) parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
+  apply_memory_format(experiment.train.channels_last, *parts.model);
+  if (!options.predict_only) {
+    parts.optimizer = build_optimizer(doc.at("optimizer"), *parts.model);
+    parts.make_scheduler = [&doc](const optim::ScheduleContext& context) {
+      return build_scheduler(doc.at("scheduler"), context);
+    };
+  }
   parts.loss = build_loss(doc.at("loss"));
   parts.metrics = build_metrics(doc.at("metrics"));
   parts.predict_only = options.predict_only;
   if (world->is_main() && options.predict_only) {
     const auto [params, trainable] = count_parameters(*parts.model);
-    const std::string split = doc.at("predict").at("split").get<std::string>();
+    const std::string& split = experiment.predict.split;
     const auto& data = split == "val" ? parts.splits.val : parts.splits.test;
     spdlog::info("model {}: {} parameters; weights {}; the {} split: {} images",
                  doc.at("model").at("backbone").get<std::string>(), params,
@@ -312,10 +316,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     }
   }
 
-  Trainer trainer(std::move(parts), doc, run_dir);
+  Trainer trainer(std::move(parts), experiment, run_dir);
   json summary = {{"run_dir", run_dir},
                   {"world_size", world->world_size()},
-                  {"precision", precision},
+                  {"precision", precision_text},
                   {"batch_size", batch},
                   {"global_batch", batch * world->world_size() * accum}};
   if (options.predict_only) {
@@ -325,11 +329,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
       spdlog::warn(
           "predicting with freshly initialised weights: give --checkpoint or model.pretrained");
     }
-    const auto& predict = doc.at("predict");
-    trainer.predict(predict.at("split").get<std::string>(),
-                    options.predict_output.empty() ? predict.at("output").get<std::string>()
-                                                   : options.predict_output,
-                    predict.at("format").get<std::string>());
+    const config::PredictOptions& predict = experiment.predict;
+    trainer.predict(predict.split,
+                    options.predict_output.empty() ? predict.output : options.predict_output,
+                    predict.format);
     world->barrier();
     return 0;
   }
@@ -371,12 +374,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     }
     trainer.load_best();
     best = trainer.evaluate();
-    const auto& predict = doc.at("predict");
-    if (predict.at("enabled").get<bool>()) {
-      trainer.predict(predict.at("split").get<std::string>(),
-                      predict.at("output").get<std::string>(),
-                      predict.at("format").get<std::string>());
-    }
+    const config::PredictOptions& predict = experiment.predict;
+    if (predict.enabled) trainer.predict(predict.split, predict.output, predict.format);
   } catch (const std::exception& err) {
     // A failed run's summary and report show what it got to, and why it ended.
     try {

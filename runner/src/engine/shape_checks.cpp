@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "config/experiment_options.hpp"
 #include "engine/build_parts.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
@@ -34,7 +35,7 @@ void check_data_fits_model(const config::Experiment& e, const data::DatasetSplit
                            const data::Pipeline& eval_transforms) {
   const auto& doc = e.doc;
   const auto& model = doc.at("model");
-  const uint64_t seed = doc.at("seed").get<uint64_t>();
+  const uint64_t seed = config::read_experiment_options(doc).seed;
   const int64_t num_classes = model.at("num_classes").get<int64_t>();
   const int64_t needed = classes_needed(splits);
   if (needed > num_classes)

@@ -13,6 +13,7 @@
 
 #include <torch/torch.h>
 
+#include "config/experiment_options.hpp"
 #include "dist/data_parallel.hpp"
 #include "engine/device_schedule.hpp"
 #include "engine/grad_scaler.hpp"
@@ -29,8 +30,8 @@ struct TrainStepParts {
   DeviceSchedule* schedule = nullptr;
   losses::Loss* loss = nullptr;
   GradScaler* scaler = nullptr;
-  dist::DataParallel* data_parallel = nullptr;  ///< nullptr: gradients stay local
-  std::string precision = "fp32";               ///< as run: fp32, fp16 or bf16
+  dist::DataParallel* data_parallel = nullptr;             ///< nullptr: gradients stay local
+  config::Precision precision = config::Precision::kFp32;  ///< as run
   torch::Device device = torch::kCPU;
   std::optional<double> clip_grad_norm;
 };

@@ -29,10 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-int64_t optional_int(const json& v, int64_t fallback) {
-  return v.is_null() ? fallback : v.get<int64_t>();
-}
-
 // Kaggle's ids: the first column of sample_submission.csv beside the test file when there is
 // one (it names the order Kaggle scores), else 1..n as the digit-recognizer's.
 std::vector<std::string> submission_ids(const std::string& test_file, int64_t rows) {
@@ -58,46 +54,45 @@ std::vector<std::string> submission_ids(const std::string& test_file, int64_t ro
 
 }  // namespace
 
-Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
+Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::string run_dir)
     : parts_(std::move(parts)),
-      doc_(doc),
+      options_(std::move(options)),
       run_dir_(std::move(run_dir)),
       progress_(parts_.world->is_main(), log::stdout_is_terminal(),
-                doc.at("train").at("log_every_steps").get<int64_t>()) {
-  const json& train = doc_.at("train");
-  epochs_ = train.at("epochs").get<int64_t>();
-  batch_size_ = train.at("batch_size").get<int64_t>();
-  eval_batch_size_ = optional_int(train.at("eval_batch_size"), 2 * batch_size_);
-  accum_ = train.at("grad_accum_steps").get<int64_t>();
-  log_every_ = train.at("log_every_steps").get<int64_t>();
-  max_nonfinite_ = train.at("max_nonfinite_steps").get<int64_t>();
-  if (!train.at("max_steps").is_null()) max_steps_ = train.at("max_steps").get<int64_t>();
-  if (!train.at("clip_grad_norm").is_null()) clip_ = train.at("clip_grad_norm").get<double>();
-  checkpoint_every_steps_ = optional_int(train.at("checkpoint_every_steps"), 0);
-  if (!train.at("checkpoint_every_minutes").is_null())
-    checkpoint_every_seconds_ = 60.0 * train.at("checkpoint_every_minutes").get<double>();
+                options_.train.log_every_steps) {
+  const config::TrainOptions& train = options_.train;
+  if (!train.batch_size) throw Error("internal: train.batch_size auto was not resolved");
+  epochs_ = train.epochs;
+  batch_size_ = *train.batch_size;
+  eval_batch_size_ = train.eval_batch_size.value_or(2 * batch_size_);
+  accum_ = train.grad_accum_steps;
+  log_every_ = train.log_every_steps;
+  max_nonfinite_ = train.max_nonfinite_steps;
+  max_steps_ = train.max_steps;
+  clip_ = train.clip_grad_norm;
+  checkpoint_every_steps_ = train.checkpoint_every_steps.value_or(0);
+  checkpoint_every_seconds_ = 60.0 * train.checkpoint_every_minutes.value_or(0.0);
   segment_start_ = last_save_ = Clock::now();
-  best_metric_ = train.at("best").at("metric").get<std::string>();
-  best_mode_ = train.at("best").at("mode").get<std::string>();
+  best_metric_ = train.best_metric;
+  best_mode_ = train.best_mode;
   if (best_mode_ == "auto") {
     best_mode_ = best_metric_ == "loss" ? "min" : "max";
     for (const auto& m : parts_.metrics)
       if (m->name() == best_metric_) best_mode_ = m->mode();
   }
-  patience_ = train.at("early_stopping").at("patience").get<int64_t>();
-  min_delta_ = train.at("early_stopping").at("min_delta").get<double>();
+  patience_ = train.patience;
+  min_delta_ = train.min_delta;
   // Prediction needs none of the training pieces: no gradient reducer, loss scaler, loader,
   // schedule (nor a training split the schedule fits) or metrics files.
   if (parts_.predict_only) return;
 
   dist::DataParallelOptions dp;
-  dp.bucket_cap_mb = train.at("bucket_cap_mb").get<double>();
-  dp.find_unused_parameters = train.at("find_unused_parameters").get<bool>();
-  dp.grad_comm = train.at("grad_comm").get<std::string>();
-  const auto bn_sync = train.at("bn_sync").get<std::string>();
-  dp.broadcast_buffers = bn_sync == "broadcast";
+  dp.bucket_cap_mb = train.bucket_cap_mb;
+  dp.find_unused_parameters = train.find_unused_parameters;
+  dp.grad_comm = train.grad_comm;
+  dp.broadcast_buffers = train.bn_sync == "broadcast";
   // Attached before DataParallel so that the first training forward already synchronises.
-  if (bn_sync == "sync") {
+  if (train.bn_sync == "sync") {
     const int layers = dist::convert_sync_batchnorm(*parts_.model, parts_.world);
     if (parts_.world->is_main()) {
       spdlog::info("SyncBatchNorm: {} BatchNorm layer(s) take statistics over the global batch",
@@ -108,7 +103,7 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
       parts_.world, std::static_pointer_cast<torch::nn::Module>(parts_.model), dp);
 
   GradScalerOptions so;
-  so.enabled = parts_.precision == "fp16";
+  so.enabled = parts_.precision == config::Precision::kFp16;
   // No all-reduce of its found-inf flag: DataParallel averaged the gradients, so an inf on any
   // rank is an inf on every rank, and every rank skips the same steps.
   scaler_ = std::make_unique<GradScaler>(so);
@@ -118,9 +113,9 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   lo.batch_size = static_cast<size_t>(batch_size_);
   lo.shuffle = true;
   lo.drop_last = true;
-  lo.num_workers = doc_.at("data").at("num_workers").get<size_t>();
-  lo.prefetch = doc_.at("data").at("prefetch_batches").get<size_t>();
-  lo.seed = doc_.at("seed").get<uint64_t>();
+  lo.num_workers = options_.data.num_workers;
+  lo.prefetch = options_.data.prefetch_batches;
+  lo.seed = options_.seed;
   lo.rank = static_cast<size_t>(parts_.world->rank());
   lo.world_size = static_cast<size_t>(parts_.world->world_size());
   lo.pin_memory = parts_.device.is_cuda();
@@ -142,7 +137,7 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   context.base_lr = optim::first_group_lr(parts_.optimizer->torch_optimizer());
   context.steps_per_epoch = steps_per_epoch;
   context.total_steps = steps_per_epoch * epochs_;
-  scheduler_ = build_scheduler(doc_.at("scheduler"), context);
+  scheduler_ = parts_.make_scheduler(context);
   // A plugin fits itself to the run (a warmup longer than a shortened run); said once.
   if (const std::string note = scheduler_->adjustment(); !note.empty() && parts_.world->is_main())
     spdlog::warn("{}", note);
@@ -165,8 +160,7 @@ Trainer::Trainer(TrainerParts parts, const json& doc, std::string run_dir)
   if (parts_.world->is_main()) {
     std::vector<std::string> names;
     for (const auto& m : parts_.metrics) names.push_back(m->name());
-    writer_ = std::make_unique<MetricsWriter>(run_dir_, names,
-                                              doc_.at("output").at("tensorboard").get<bool>());
+    writer_ = std::make_unique<MetricsWriter>(run_dir_, names, options_.output.tensorboard);
   }
   history_ = {
       {"step", json::array()},  {"train_loss", json::array()},     {"lr", json::array()},
@@ -462,9 +456,9 @@ torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& data
   lo.batch_size = static_cast<size_t>(eval_batch_size_);
   lo.shuffle = false;
   lo.drop_last = false;
-  lo.num_workers = doc_.at("data").at("num_workers").get<size_t>();
-  lo.prefetch = doc_.at("data").at("prefetch_batches").get<size_t>();
-  lo.seed = doc_.at("seed").get<uint64_t>();
+  lo.num_workers = options_.data.num_workers;
+  lo.prefetch = options_.data.prefetch_batches;
+  lo.seed = options_.seed;
   lo.rank = static_cast<size_t>(world.rank());
   lo.world_size = static_cast<size_t>(world.world_size());
   lo.pin_memory = parts_.device.is_cuda();
@@ -632,8 +626,7 @@ MetricValues Trainer::fit() {
       h.metric = vec("metric");
       h.metric_name = best_metric_;
       try {
-        log::save_training_curves(fs::path(run_dir_) / "curves.png", h,
-                                  doc_.at("name").get<std::string>());
+        log::save_training_curves(fs::path(run_dir_) / "curves.png", h, options_.name);
         log::write_run_report(run_dir_, "running: epoch " + std::to_string(epoch + 1) + " of " +
                                             std::to_string(epochs_) + " done");
       } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 // and predict a split into a file. Every rank runs every collective; only I/O is main-only.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "config/experiment_options.hpp"
 #include "dist/data_parallel.hpp"
 #include "dist/world.hpp"
 #include "engine/device_schedule.hpp"
@@ -34,9 +36,12 @@ namespace runner::engine {
 struct TrainerParts {
   std::shared_ptr<dist::World> world;
   torch::Device device = torch::kCPU;
-  std::string precision = "fp32";  ///< effective precision (fp16 falls back to fp32 on CPU)
+  config::Precision precision = config::Precision::kFp32;  ///< as run (fp16 on a CPU: bf16/fp32)
   std::shared_ptr<models::Model> model;
   std::unique_ptr<optim::Optimizer> optimizer;
+  /// Builds the schedule once the Trainer knows the run's steps (the scheduler plugin's section
+  /// stays with the run assembly).
+  std::function<std::unique_ptr<optim::Scheduler>(const optim::ScheduleContext&)> make_scheduler;
   std::shared_ptr<losses::Loss> loss;
   std::vector<std::shared_ptr<metrics::Metric>> metrics;
   data::DatasetSplits splits;
@@ -52,8 +57,9 @@ class Trainer {
   using Clock = std::chrono::steady_clock;
 
  public:
-  /// `doc` is the resolved experiment; `run_dir` exists on the main process.
-  Trainer(TrainerParts parts, const nlohmann::json& doc, std::string run_dir);
+  /// `options`: the experiment's core sections (train.batch_size resolved); `run_dir` exists on
+  /// the main process.
+  Trainer(TrainerParts parts, config::ExperimentOptions options, std::string run_dir);
   ~Trainer();
 
   /// Continues from `checkpoint` (the run's checkpoints/last.pt) before fit().
@@ -141,7 +147,7 @@ class Trainer {
   bool improved(double value) const;
 
   TrainerParts parts_;
-  nlohmann::json doc_;
+  config::ExperimentOptions options_;
   std::string run_dir_;
   std::unique_ptr<dist::DataParallel> data_parallel_;
   std::unique_ptr<GradScaler> scaler_;

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "config/experiment_options.hpp"
 #include "launch/world_env.hpp"
 #include "runner/error.hpp"
 #include "sweep/gpu_pool.hpp"
@@ -33,22 +34,23 @@ struct PointNeeds {
 
 PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options,
                     int points_at_once) {
-  const auto& launch = book.sweep().points[i].experiment.at("launch");
-  const std::string device = launch.at("device").get<std::string>();
-  const int local_ranks = launch.at("num_processes").get<int>();
+  const config::LaunchOptions launch =
+      config::read_experiment_options(book.sweep().points[i].experiment).launch;
+  const std::string& device = launch.device;
+  const int local_ranks = launch.num_processes;
   PointNeeds needs;
   // Two points' launchers must not both take the default rendezvous port.
-  if (launch.at("nnodes").get<int>() == 1) needs.overrides.push_back("launch.master_port=0");
+  if (launch.nnodes == 1) needs.overrides.push_back("launch.master_port=0");
   const bool cuda = device == "cuda" || (device == "auto" && options.gpu_count > 0);
   if (cuda) {
     // A point that names its GPUs keeps them (sharing was asked for); others get a slice.
-    if (launch.at("gpu_ids").empty()) needs.gpus = local_ranks;
+    if (launch.gpu_ids.empty()) needs.gpus = local_ranks;
     if (needs.gpus > options.gpu_count)
       throw ConfigError(fmt::format(
           "sweep point {} needs {} GPUs (launch.num_processes) but this machine has {}: "
           "lower launch.num_processes or run the sweep with --executor slurm",
           book.sweep().points[i].id, needs.gpus, options.gpu_count));
-  } else if (launch.at("threads_per_process").get<int>() == 0) {
+  } else if (launch.threads_per_process == 0) {
     const int threads = std::max(1, options.cpu_cores / (points_at_once * local_ranks));
     needs.overrides.push_back("launch.threads_per_process=" + std::to_string(threads));
   }

@@ -17,6 +17,7 @@
 #include <fmt/ranges.h>
 
 #include "config/experiment_keys.hpp"
+#include "config/experiment_options.hpp"
 #include "config/yaml_emit.hpp"
 #include "log/run_summary.hpp"
 #include "runner/error.hpp"
@@ -55,9 +56,9 @@ struct PointShape {
 };
 
 PointShape shape_of(const SweepBook& book, size_t i) {
-  const auto& launch = book.sweep().points[i].experiment.at("launch");
-  return {launch.at("nnodes").get<int>(), launch.at("num_processes").get<int>(),
-          launch.at("device").get<std::string>()};
+  const config::LaunchOptions launch =
+      config::read_experiment_options(book.sweep().points[i].experiment).launch;
+  return {launch.nnodes, launch.num_processes, launch.device};
 }
 
 // sbatch reads "%" in --output as a pattern: a literal one is "%%".

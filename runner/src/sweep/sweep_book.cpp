@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "config/experiment_options.hpp"
 #include "config/resume_plan.hpp"
 #include "config/yaml_json.hpp"
 #include "log/run_report.hpp"
@@ -21,26 +22,21 @@ using nlohmann::json;
 
 // What the point asks for, before it runs (the summary.json of a finished run replaces it).
 PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point) {
-  const nlohmann::json& doc = point.experiment;
+  const config::ExperimentOptions experiment = config::read_experiment_options(point.experiment);
   PointRow row;
   row.id = point.id;
-  const auto& launch = doc.at("launch");
-  row.processes = launch.at("num_processes").get<int>() * launch.at("nnodes").get<int>();
-  const auto& train = doc.at("train");
-  const auto& batch = train.at("batch_size");
-  row.batch_size =
-      batch.is_number() ? std::to_string(batch.get<int64_t>()) : batch.get<std::string>();
-  if (batch.is_number())
-    row.global_batch =
-        batch.get<int64_t>() * row.processes * train.at("grad_accum_steps").get<int64_t>();
-  row.precision = doc.at("precision").get<std::string>();
+  row.processes = experiment.launch.num_processes * experiment.launch.nnodes;
+  const auto& batch = experiment.train.batch_size;
+  row.batch_size = batch ? std::to_string(*batch) : "auto";
+  if (batch) row.global_batch = *batch * row.processes * experiment.train.grad_accum_steps;
+  row.precision = config::precision_name(experiment.precision);
   return row;
 }
 
 // The validation metric the figure shows: the base's best-checkpoint metric.
 std::string figure_metric(const config::Sweep& sweep) {
   if (sweep.points.empty()) return "accuracy";
-  return sweep.points.front().experiment.at("train").at("best").at("metric").get<std::string>();
+  return config::read_experiment_options(sweep.points.front().experiment).train.best_metric;
 }
 
 }  // namespace

@@ -34,9 +34,9 @@ TEST(CudaPaths, ChannelsLastStoresConvWeightsNhwcAndKeepsTheFunction) {
   torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3));
   const auto x = torch::randn({2, 3, 7, 7});
   const auto expected = conv->forward(x).detach();
-  runner::engine::apply_memory_format({{"train", {{"channels_last", false}}}}, *conv);
+  runner::engine::apply_memory_format(false, *conv);
   EXPECT_FALSE(conv->weight.is_contiguous(torch::MemoryFormat::ChannelsLast));
-  runner::engine::apply_memory_format({{"train", {{"channels_last", true}}}}, *conv);
+  runner::engine::apply_memory_format(true, *conv);
   EXPECT_TRUE(conv->weight.is_contiguous(torch::MemoryFormat::ChannelsLast));
   EXPECT_TRUE(torch::allclose(conv->forward(x), expected, 1e-5, 1e-6));
 }
@@ -44,7 +44,7 @@ TEST(CudaPaths, ChannelsLastStoresConvWeightsNhwcAndKeepsTheFunction) {
 TEST(CudaPaths, PeakGpuMemoryCoversALiveTensor) {
   REQUIRE_CUDA();
   const torch::Device device(torch::kCUDA, 0);
-  runner::engine::apply_device_settings({{"launch", {{"cudnn_benchmark", true}}}}, device);
+  runner::engine::apply_device_settings(true, device);
   const auto block =
       torch::empty({64 << 20}, torch::TensorOptions().dtype(torch::kByte).device(device));
   EXPECT_GE(runner::engine::peak_gpu_mib(device), 64.0);

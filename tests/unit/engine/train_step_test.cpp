@@ -3,18 +3,17 @@
 // inf/NaN gradients skipped on the device and not counted by the schedule, autocast off again
 // after a forward pass that threw (an out-of-memory trial of auto batch size).
 
-#include <atomic>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include <ATen/autocast_mode.h>
-#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "engine/device_schedule.hpp"
 #include "engine/grad_scaler.hpp"
+#include "engine/host_read_counter.hpp"
 #include "engine/plugin_params.hpp"
 #include "engine/train_step.hpp"
 #include "runner/registries.hpp"
@@ -83,36 +82,6 @@ struct Rig {
   }
 };
 
-// Counts the host reads of device values: Tensor::item and friends end in _local_scalar_dense.
-// Reads inside the fused optimizer kernels do not count: on CPU they read their lr tensor with
-// item() (host memory), their CUDA twins read it on the device.
-struct HostReadCounter {
-  static inline std::atomic<int> reads{0};
-  static inline thread_local int inside_fused = 0;
-  at::CallbackHandle handle;
-  static bool fused(const at::RecordFunction& fn) {
-    return std::string(fn.name()).rfind("aten::_fused_", 0) == 0;
-  }
-  HostReadCounter() {
-    reads = 0;
-    handle = at::addGlobalCallback(
-        at::RecordFunctionCallback(
-            [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-              if (fused(fn)) ++inside_fused;
-              const std::string name = fn.name();
-              if (inside_fused == 0 &&
-                  (name == "aten::_local_scalar_dense" || name == "aten::item"))
-                ++reads;
-              return nullptr;
-            },
-            [](const at::RecordFunction& fn, at::ObserverContext*) {
-              if (fused(fn)) --inside_fused;
-            })
-            .scopes({at::RecordScope::FUNCTION}));
-  }
-  ~HostReadCounter() { at::removeCallback(handle); }
-};
-
 TEST(TrainStep, SumsTheWindowOnTheDeviceAndCountsNonFiniteLosses) {
   torch::manual_seed(0);
   Rig rig(false);
@@ -149,10 +118,10 @@ TEST(TrainStep, NoHostReadInAStepWithOrWithoutLossScaling) {
     torch::manual_seed(0);
     Rig rig(scaling, /*clip=*/0.5);  // clipping too: torch's clip_grad_norm_ reads the norm
     rig.one_step();                  // warm-up (one-time allocations, the optimizer's state)
-    HostReadCounter counter;
+    test::HostReadCounter counter;
     for (int i = 0; i < 10; ++i) rig.one_step();
     rig.one_step(1, rig.nan_images());  // a skipped step reads nothing either
-    EXPECT_EQ(HostReadCounter::reads.load(), 0) << "loss scaling " << scaling;
+    EXPECT_EQ(test::HostReadCounter::reads(), 0) << "loss scaling " << scaling;
   }
 }
 
@@ -208,7 +177,7 @@ TEST(TrainStep, AutocastIsOffAfterAForwardThatThrew) {
   parts.schedule = &rig.schedule;
   parts.loss = &rig.loss;
   parts.scaler = &rig.scaler;
-  parts.precision = "bf16";
+  parts.precision = config::Precision::kBf16;
   TrainStep step(parts);
   rig.model.fail = true;
   EXPECT_THROW(step.micro_batch(rig.x, rig.y, 1, true), std::runtime_error);

@@ -1,0 +1,105 @@
+#pragma once
+// The experiment's core sections as typed options, read once from the resolved document (whose
+// defaults the schema filled in): what the engine, the launcher and the CLI take instead of the
+// JSON. Plugin sections stay JSON (their factories read them); the core reads none of their
+// parameters.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace runner::config {
+
+/// `precision`: what the user asked for. The engine decides what runs (fp16 on a CPU runs as
+/// bf16 or fp32).
+enum class Precision { kFp32, kFp16, kBf16 };
+
+/// "fp32", "fp16", "bf16".
+std::string precision_name(Precision precision);
+/// The inverse; throws ConfigError naming `precision` for another text.
+Precision parse_precision(const std::string& text);
+
+/// `launch`: where and how many ranks run.
+struct LaunchOptions {
+  int num_processes = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;           ///< 0: a free port (one node only)
+  std::string device = "auto";   ///< auto, cpu, cuda
+  std::string backend = "auto";  ///< auto, gloo, nccl
+  std::vector<int> gpu_ids;      ///< CUDA device of each local rank; empty: local rank
+  int threads_per_process = 0;   ///< 0: cores / local processes
+  double timeout_s = 300;        ///< rendezvous and collective timeout
+  bool cudnn_benchmark = true;
+};
+
+/// `data` outside the plugin sections (dataset, transforms).
+struct DataOptions {
+  size_t num_workers = 2;       ///< loader threads per rank
+  size_t prefetch_batches = 4;  ///< batches prepared ahead per rank
+  std::optional<int64_t> limit_train, limit_val, limit_test;
+};
+
+/// `train`: the loop.
+struct TrainOptions {
+  int64_t epochs = 1;
+  std::optional<int64_t> batch_size;  ///< per process; nullopt: `auto` (found by auto batch)
+  int64_t auto_batch_max = 4096;
+  std::optional<double> auto_batch_memory_budget_mb;
+  std::optional<int64_t> eval_batch_size;  ///< nullopt: 2 x batch_size
+  int64_t grad_accum_steps = 1;
+  std::optional<double> clip_grad_norm;
+  std::optional<int64_t> max_steps;
+  bool channels_last = false;
+  std::string best_metric = "accuracy";
+  std::string best_mode = "auto";  ///< auto, max, min
+  int64_t patience = 0;            ///< early stopping; 0: off
+  double min_delta = 0;
+  int64_t max_nonfinite_steps = 20;
+  std::optional<int64_t> checkpoint_every_steps;
+  std::optional<double> checkpoint_every_minutes;
+  int64_t log_every_steps = 50;
+  std::string bn_sync = "broadcast";  ///< broadcast, local, sync
+  double bucket_cap_mb = 25;
+  std::string grad_comm = "fp32";  ///< fp32, fp16, bf16
+  bool find_unused_parameters = false;
+  bool deterministic = false;
+};
+
+/// `predict`: the predictions written after training.
+struct PredictOptions {
+  bool enabled = true;
+  std::string split = "test";  ///< test, val
+  std::string output = "submission.csv";
+  std::string format = "kaggle";  ///< kaggle, csv
+};
+
+/// `output`: where runs go.
+struct OutputOptions {
+  std::string root = "runs";
+  std::optional<std::string> run_dir;
+  bool tensorboard = true;
+};
+
+/// The core sections of one experiment.
+struct ExperimentOptions {
+  std::string name;
+  uint64_t seed = 42;
+  std::string log_level = "info";
+  Precision precision = Precision::kFp32;
+  LaunchOptions launch;
+  DataOptions data;
+  TrainOptions train;
+  PredictOptions predict;
+  OutputOptions output;
+};
+
+/// Reads the core sections of a resolved, validated experiment document. Throws ConfigError
+/// naming the key when a value has the wrong type (a document that skipped validation).
+ExperimentOptions read_experiment_options(const nlohmann::json& doc);
+
+}  // namespace runner::config
