@@ -9,9 +9,9 @@
 
 #include <torch/torch.h>
 
-#include "engine/autocast_guard.hpp"
 #include "runner/models/model.hpp"
 #include "runner/registries.hpp"
+#include "train/autocast_guard.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 5) {
@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
     optimizer.zero_grad();
     torch::Tensor logits;
     {
-      runner::engine::AutocastGuard autocast(runner::config::parse_precision(precision),
-                                             torch::kCPU);
+      runner::train::AutocastGuard autocast(runner::config::parse_precision(precision),
+                                            torch::kCPU);
       logits = model->forward(x);
     }
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), y);

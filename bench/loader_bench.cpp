@@ -13,7 +13,7 @@
 #include <torch/torch.h>
 #include <opencv2/imgproc.hpp>
 
-#include "runner/data/loader.hpp"
+#include "data/loader.hpp"
 #include "runner/registries.hpp"
 
 using namespace runner::data;

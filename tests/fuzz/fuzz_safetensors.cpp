@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "io/safetensors_header.hpp"
 #include "runner/error.hpp"
-#include "util/safetensors_header.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    runner::util::SafetensorsHeader h = runner::util::parse_safetensors_buffer(data, size, "fuzz");
+    runner::io::SafetensorsHeader h = runner::io::parse_safetensors_buffer(data, size, "fuzz");
     uint64_t previous_end = 0;
     for (const auto& e : h.entries) {
       // Invariants the reader relies on: in bounds, sorted, not overlapping.

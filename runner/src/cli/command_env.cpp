@@ -5,7 +5,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
-#include "engine/environment_report.hpp"
+#include "run/environment_report.hpp"
 #include "runner/error.hpp"
 
 namespace runner::cli {
@@ -29,7 +29,7 @@ int command_env(const Args& args) {
                  "devices and thread counts.");
   cl.flag("json", nullptr, "Print JSON");
   if (!cl.parse(args)) return 0;
-  const auto env = engine::environment_report();
+  const auto env = run::environment_report();
   if (cl.has("json")) {
     std::cout << env.dump(2) << "\n";
     return 0;

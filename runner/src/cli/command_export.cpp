@@ -4,10 +4,10 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "config/experiment.hpp"
-#include "engine/build_parts.hpp"
-#include "engine/checkpoint.hpp"
+#include "run/build_parts.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
+#include "train/checkpoint.hpp"
 
 namespace runner::cli {
 namespace fs = std::filesystem;
@@ -45,8 +45,8 @@ int command_export(const Args& args) {
   auto experiment = config::load_experiment(config.string());
   nlohmann::json model_section = experiment.doc.at("model");
   model_section["pretrained"] = false;  // the checkpoint has the weights
-  auto model = engine::build_model(model_section, experiment.dir);
-  engine::load_checkpoint(checkpoint.string(), *model, nullptr);
+  auto model = run::build_model(model_section, experiment.dir);
+  train::load_checkpoint(checkpoint.string(), *model, nullptr);
   const fs::path output =
       cl.has("output") ? fs::path(cl.get<std::string>("output")) : run_dir / "model.safetensors";
   models::save_model_safetensors(*model, output.string(),

@@ -3,8 +3,8 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
-#include "log/run_report.hpp"
-#include "log/run_summary.hpp"
+#include "output/run_report.hpp"
+#include "output/run_summary.hpp"
 #include "runner/error.hpp"
 
 namespace runner::cli {
@@ -28,13 +28,13 @@ int command_report(const Args& args) {
     dirs.emplace_back(run);
   }
   if (dirs.size() == 1 && !cl.has("output")) {
-    log::write_run_report(dirs[0], log::run_status_text(log::read_summary(dirs[0])));
+    output::write_run_report(dirs[0], output::run_status_text(output::read_summary(dirs[0])));
     std::cout << (dirs[0] / "report.html").string() << "\n";
     return 0;
   }
   const fs::path out =
       cl.has("output") ? fs::path(cl.get<std::string>("output")) : fs::path("compare.html");
-  log::write_comparison_report(dirs, out);
+  output::write_comparison_report(dirs, out);
   std::cout << out.string() << "\n";
   return 0;
 }

@@ -13,17 +13,17 @@
 #include "config/path_keys.hpp"
 #include "config/pretrained_source.hpp"
 #include "config/resume_plan.hpp"
+#include "data/pipeline.hpp"
 #include "dist/rendezvous_host.hpp"
-#include "engine/build_parts.hpp"
-#include "engine/device_options.hpp"
-#include "engine/dry_run.hpp"
-#include "engine/run_experiment.hpp"
-#include "engine/shape_checks.hpp"
 #include "launch/spawn.hpp"
 #include "launch/world_env.hpp"
-#include "runner/data/pipeline.hpp"
+#include "run/build_parts.hpp"
+#include "run/dry_run.hpp"
+#include "run/run_experiment.hpp"
+#include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
+#include "train/device_options.hpp"
 
 namespace runner::cli {
 namespace {
@@ -55,19 +55,19 @@ void check_gpu_sharing(const config::Experiment& e, const config::LaunchOptions&
 // Runs this rank, or, when the experiment wants more local processes than the launcher that
 // started us provides (none), starts them: the same command line in each child.
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
-                 const engine::RunOptions& options) {
+                 const run::RunOptions& options) {
   const config::LaunchOptions launch = config::read_experiment_options(e.doc).launch;
   check_gpu_sharing(e, launch);
   // Before any rank starts: one line, instead of the same error from every rank.
-  engine::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
-  engine::require_cuda_for_nccl(launch, e.marks.value_mark("/launch/backend").to_string() + ": ");
+  train::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
+  train::require_cuda_for_nccl(launch, e.marks.value_mark("/launch/backend").to_string() + ": ");
   const int nproc = launch.num_processes;
   const int nnodes = launch.nnodes;
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
   if (!inside_world && nproc * nnodes > 1) {
     // Data that does not fit the model: one message before any rank starts, not one per rank
     // (a single process checks for itself, before it writes anything).
-    engine::check_data_fits_model(e);
+    run::check_data_fits_model(e);
     launch::SpawnOptions so;
     so.executable = launch::self_executable();
     so.args = Args{command};
@@ -89,7 +89,7 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     return launch::spawn_ranks(so);
   }
   try {
-    return engine::run_experiment(e, options);
+    return run::run_experiment(e, options);
   } catch (const std::exception& err) {
     launch::write_torchelastic_error(err.what());
     throw;
@@ -121,7 +121,7 @@ int command_run(const Args& args) {
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
   const bool resume = cl.values().count("resume") > 0;
-  engine::RunOptions options;
+  run::RunOptions options;
   options.command_line = joined("run", args);
   if (resume) {
     // The run folder is the source of truth: its saved config, changed only where a stopped
@@ -132,7 +132,7 @@ int command_run(const Args& args) {
                                     run_overrides(cl), config_dir(cl));
     config::require_paths_exist(plan.experiment);
     if (cl.has("dry-run")) {
-      engine::dry_run(plan.experiment, std::cout);
+      run::dry_run(plan.experiment, std::cout);
       return 0;
     }
     options.resume = true;
@@ -149,7 +149,7 @@ int command_run(const Args& args) {
   config::require_paths_exist(experiment);
   config::resolve_pretrained(experiment);
   if (cl.has("dry-run")) {
-    engine::dry_run(experiment, std::cout);
+    run::dry_run(experiment, std::cout);
     return 0;
   }
   return run_or_spawn(experiment, "run", args, options);
@@ -186,7 +186,7 @@ int command_predict(const Args& args) {
       throw ConfigError("runner predict: --split " + split + ": expected test or val");
     overrides.push_back("predict.split=" + split);
   }
-  engine::RunOptions options;
+  run::RunOptions options;
   options.command_line = joined("predict", args);
   options.predict_only = true;
   if (cl.has("output"))

@@ -5,16 +5,16 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
-#include "config/sweep.hpp"
 #include "launch/spawn.hpp"
 #include "runner/error.hpp"
+#include "sweep/sweep_file.hpp"
 #include "sweep/sweep_runner.hpp"
 
 namespace runner::cli {
 namespace {
 
 // --dry-run: each point's id and overrides, one per line.
-void print_points(const config::Sweep& s) {
+void print_points(const sweep::Sweep& s) {
   for (const auto& point : s.points) {
     std::cout << point.id << ":";
     for (const auto& o : point.overrides) std::cout << " " << o;
@@ -72,7 +72,7 @@ int command_sweep(const Args& args) {
   options.wait = cl.has("wait");
   options.summary_only = cl.has("summary");
   options.rerun = cl.has("rerun");
-  const auto s = config::load_sweep(files[0], run_overrides(cl));
+  const auto s = sweep::load_sweep(files[0], run_overrides(cl));
   std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
             << sweep::sweep_dir(s) << "\n";
   if (cl.has("dry-run")) {

@@ -7,9 +7,9 @@
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
 #include "config/path_keys.hpp"
-#include "config/sweep.hpp"
-#include "engine/shape_checks.hpp"
+#include "run/shape_checks.hpp"
 #include "runner/error.hpp"
+#include "sweep/sweep_file.hpp"
 
 namespace runner::cli {
 
@@ -35,8 +35,8 @@ int command_validate(const Args& args) {
   int failures = 0;
   for (const auto& file : files) {
     try {
-      if (config::is_sweep_file(file)) {
-        const auto sweep = config::load_sweep(file, overrides);
+      if (sweep::is_sweep_file(file)) {
+        const auto sweep = sweep::load_sweep(file, overrides);
         if (!cl.has("quiet"))
           std::cout << "ok: " << file << " (sweep, " << sweep.points.size() << " points)\n";
       } else {
@@ -44,7 +44,7 @@ int command_validate(const Args& args) {
         if (!cl.has("schema-only")) {
           // The data is reachable: check that it fits the model too.
           config::require_paths_exist(experiment);
-          engine::check_data_fits_model(experiment);
+          run::check_data_fits_model(experiment);
         }
         if (!cl.has("quiet")) std::cout << "ok: " << file << "\n";
       }

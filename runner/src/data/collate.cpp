@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 #include <opencv2/core.hpp>
 
-#include "runner/data/batch.hpp"
+#include "data/batch.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {

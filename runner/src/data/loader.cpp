@@ -1,4 +1,4 @@
-#include "runner/data/loader.hpp"
+#include "data/loader.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "runner/data/pipeline.hpp"
+#include "data/pipeline.hpp"
 
 #include "runner/error.hpp"
 

@@ -1,4 +1,4 @@
-#include "runner/data/sampler.hpp"
+#include "data/sampler.hpp"
 
 #include <numeric>
 

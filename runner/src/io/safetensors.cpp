@@ -7,8 +7,8 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "io/safetensors_header.hpp"
 #include "runner/error.hpp"
-#include "util/safetensors_header.hpp"
 
 namespace runner::io {
 namespace {
@@ -72,11 +72,11 @@ TensorFile read_safetensors(const std::string& path) {
 
   unsigned char first8[8] = {0};
   in.read(reinterpret_cast<char*>(first8), std::min<uint64_t>(8, file_size));
-  uint64_t n = util::safetensors_header_length(first8, file_size, path);
+  uint64_t n = safetensors_header_length(first8, file_size, path);
   std::string json_text(static_cast<size_t>(n), '\0');
   if (!in.read(json_text.data(), static_cast<std::streamsize>(n)))
     throw DataError("cannot read the header of '" + path + "' (file changed while reading?)");
-  util::SafetensorsHeader header = util::parse_safetensors_header(json_text, file_size, path);
+  SafetensorsHeader header = parse_safetensors_header(json_text, file_size, path);
 
   TensorFile out;
   out.metadata = header.metadata;

@@ -24,8 +24,8 @@
 #include <nlohmann/json.hpp>
 
 #include "launch/world_env.hpp"
-#include "log/run_report.hpp"
-#include "log/run_summary.hpp"
+#include "output/run_report.hpp"
+#include "output/run_summary.hpp"
 #include "runner/error.hpp"
 #include "sweep/child_process.hpp"
 #include "util/atomic_file.hpp"
@@ -403,7 +403,7 @@ class Supervisor {
   // a broken connection); the cause is this rank's end.
   void record_failure_in_run(const std::filesystem::path& run_dir, const Child& child) const {
     try {
-      nlohmann::json summary = log::read_summary(run_dir);
+      nlohmann::json summary = output::read_summary(run_dir);
       if (summary.value("status", "") == "finished") return;
       std::string reason =
           "rank " + std::to_string(child.exit.rank) + " " + describe_exit(child.exit);
@@ -416,7 +416,7 @@ class Supervisor {
       summary["error"] = reason;
       summary["run_dir"] = run_dir.string();
       util::write_file_atomically((run_dir / "summary.json").string(), summary.dump(2) + "\n");
-      log::write_run_report(run_dir, log::run_status_text(summary));
+      output::write_run_report(run_dir, output::run_status_text(summary));
     } catch (const std::exception&) {
       // Best effort: the console already has the report.
     }

@@ -19,7 +19,7 @@
 #include "config/experiment_keys.hpp"
 #include "config/experiment_options.hpp"
 #include "config/yaml_emit.hpp"
-#include "log/run_summary.hpp"
+#include "output/run_summary.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
 
@@ -178,8 +178,8 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     const auto job = submitted.find(row.id);
     if (job == submitted.end()) continue;  // never submitted: stays pending
     row.log_path = log_of(book, job->second, i);
-    const nlohmann::json said = log::read_summary(book.run_dir(i));
-    if (log::summary_says_finished(said)) {
+    const nlohmann::json said = output::read_summary(book.run_dir(i));
+    if (output::summary_says_finished(said)) {
       ChildExit ok;
       book.record_exit(i, ok);
       continue;
@@ -208,7 +208,7 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     if (has_code) reason += (reason.empty() ? "" : ", ") + fmt::format("exit code {}", code);
     if (reason.empty()) reason = "ended without a result (cancelled or killed)";
     // The run's own account (an interrupted or failed run's summary.json), else its log's.
-    const std::string line = !said.empty()        ? log::run_status_text(said)
+    const std::string line = !said.empty()        ? output::run_status_text(said)
                              : how != "CANCELLED" ? last_error_line(tail_of_file(row.log_path))
                                                   : "";
     if (!line.empty()) reason += ": " + line;

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "log/plot.hpp"
+#include "output/plot.hpp"
 #include "runner/error.hpp"
 
 namespace runner::sweep {
@@ -187,10 +187,10 @@ void write_summary(const std::filesystem::path& dir, const std::string& title,
   std::filesystem::create_directories(dir);
   write_file(dir / "summary.csv", csv_table(rows));
   write_file(dir / "summary.md", "# " + title + "\n\n" + markdown_table(rows));
-  std::vector<log::SweepPoint> points;
+  std::vector<output::SweepPoint> points;
   for (const auto& r : rows) {
     if (!r.finished() || !r.images_per_s || r.global_batch <= 0) continue;
-    log::SweepPoint p;
+    output::SweepPoint p;
     p.processes = r.processes;
     p.precision = r.precision;
     p.global_batch = static_cast<double>(r.global_batch);
@@ -200,7 +200,7 @@ void write_summary(const std::filesystem::path& dir, const std::string& title,
         has ? r.val_metrics.at(metric).get<double>() : std::numeric_limits<double>::quiet_NaN();
     points.push_back(p);
   }
-  if (!points.empty()) log::save_sweep_summary(dir / "summary.png", points, metric, title);
+  if (!points.empty()) output::save_sweep_summary(dir / "summary.png", points, metric, title);
 }
 
 }  // namespace runner::sweep

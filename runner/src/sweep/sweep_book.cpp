@@ -10,8 +10,8 @@
 #include "config/experiment_options.hpp"
 #include "config/resume_plan.hpp"
 #include "config/yaml_json.hpp"
-#include "log/run_report.hpp"
-#include "log/run_summary.hpp"
+#include "output/run_report.hpp"
+#include "output/run_summary.hpp"
 #include "runner/error.hpp"
 
 namespace runner::sweep {
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // What the point asks for, before it runs (the summary.json of a finished run replaces it).
-PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point) {
+PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) {
   const config::ExperimentOptions experiment = config::read_experiment_options(point.experiment);
   PointRow row;
   row.id = point.id;
@@ -34,14 +34,14 @@ PointRow planned_row(const config::Sweep& sweep, const config::SweepPoint& point
 }
 
 // The validation metric the figure shows: the base's best-checkpoint metric.
-std::string figure_metric(const config::Sweep& sweep) {
+std::string figure_metric(const sweep::Sweep& sweep) {
   if (sweep.points.empty()) return "accuracy";
   return config::read_experiment_options(sweep.points.front().experiment).train.best_metric;
 }
 
 }  // namespace
 
-SweepBook::SweepBook(const config::Sweep& sweep)
+SweepBook::SweepBook(const sweep::Sweep& sweep)
     : sweep_(sweep),
       dir_(fs::absolute(fs::path(sweep.output) / sweep.name)),
       metric_(figure_metric(sweep)) {
@@ -54,8 +54,8 @@ size_t SweepBook::take_earlier_results(const std::string& status) {
   size_t found = 0;
   for (size_t i = 0; i < rows_.size(); ++i) {
     // An interrupted or failed point runs again.
-    const json s = log::read_summary(run_dir(i));
-    if (!log::summary_says_finished(s)) continue;
+    const json s = output::read_summary(run_dir(i));
+    if (!output::summary_says_finished(s)) continue;
     check_same_config(i);
     fill_from_summary(rows_[i], s);
     rows_[i].status = status;
@@ -93,8 +93,8 @@ void SweepBook::forget_earlier_results() {
 }
 
 void SweepBook::record_exit(size_t i, const ChildExit& exit) {
-  const json s = log::read_summary(run_dir(i));
-  if (exit.exit_code == 0 && log::summary_says_finished(s)) {
+  const json s = output::read_summary(run_dir(i));
+  if (exit.exit_code == 0 && output::summary_says_finished(s)) {
     fill_from_summary(rows_[i], s);
     rows_[i].status = "done";
     return;
@@ -102,7 +102,7 @@ void SweepBook::record_exit(size_t i, const ChildExit& exit) {
   const std::string how = exit.signal ? fmt::format("killed by signal {}", exit.signal)
                                       : fmt::format("exit code {}", exit.exit_code);
   // The run's own account first (summary.json of a failed or interrupted run), then its output.
-  std::string line = s.contains("status") ? log::run_status_text(s) : "";
+  std::string line = s.contains("status") ? output::run_status_text(s) : "";
   if (line.empty())
     line = exit.exit_code == 0 ? "no summary.json written" : last_error_line(exit.last_lines);
   record_failure(i, line.empty() ? how : how + ": " + line);
@@ -143,7 +143,7 @@ int SweepBook::finish() const {
     if (fs::exists(run_dir(i) / "metrics.jsonl")) point_dirs.push_back(run_dir(i));
   if (!point_dirs.empty()) {
     try {
-      log::write_comparison_report(point_dirs, dir_ / "report.html");
+      output::write_comparison_report(point_dirs, dir_ / "report.html");
     } catch (const std::exception& e) {
       std::cout << fmt::format("sweep {}: could not write report.html: {}\n", sweep_.name,
                                e.what());

@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "config/sweep.hpp"
 #include "sweep/child_process.hpp"
 #include "sweep/summary_table.hpp"
+#include "sweep/sweep_file.hpp"
 
 namespace runner::sweep {
 
 class SweepBook {
  public:
-  /// Plans a row per point of `sweep` (validated by config::load_sweep).
-  explicit SweepBook(const config::Sweep& sweep);
+  /// Plans a row per point of `sweep` (validated by sweep::load_sweep).
+  explicit SweepBook(const sweep::Sweep& sweep);
 
-  const config::Sweep& sweep() const { return sweep_; }
+  const sweep::Sweep& sweep() const { return sweep_; }
   /// <output>/<name>, absolute.
   const std::filesystem::path& dir() const { return dir_; }
   std::vector<PointRow>& rows() { return rows_; }
@@ -57,7 +57,7 @@ class SweepBook {
   /// Throws ConfigError when point i's saved config.yaml differs from what it would run now.
   void check_same_config(size_t i) const;
 
-  const config::Sweep& sweep_;
+  const sweep::Sweep& sweep_;
   std::filesystem::path dir_;
   std::string metric_;
   std::vector<PointRow> rows_;

@@ -15,11 +15,11 @@
 
 namespace runner::sweep {
 
-std::string sweep_dir(const config::Sweep& sweep) {
+std::string sweep_dir(const sweep::Sweep& sweep) {
   return (std::filesystem::path(sweep.output) / sweep.name).string();
 }
 
-int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options) {
+int run_sweep(const sweep::Sweep& sweep, const SweepRunOptions& options) {
   SweepBook book(sweep);
   std::filesystem::create_directories(book.dir());
   std::string executor = options.executor.empty() ? sweep.executor : options.executor;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "config/sweep.hpp"
+#include "sweep/sweep_file.hpp"
 
 namespace runner::sweep {
 
@@ -21,13 +21,13 @@ struct SweepRunOptions {
   int gpu_count = 0;          ///< CUDA devices here (local points on CUDA get their own)
 };
 
-/// Runs the points of `sweep` (validated by config::load_sweep) in <output>/<name>/<point-id>/
+/// Runs the points of `sweep` (validated by sweep::load_sweep) in <output>/<name>/<point-id>/
 /// and writes the summary (console, summary.csv/.md/.png, report.html in <output>/<name>/).
 /// Returns 0 when every point finished (or, on SLURM without --wait, was submitted), 1 when
 /// any failed, 130 when interrupted.
-int run_sweep(const config::Sweep& sweep, const SweepRunOptions& options);
+int run_sweep(const sweep::Sweep& sweep, const SweepRunOptions& options);
 
 /// The folder of the sweep's results: <output>/<name>.
-std::string sweep_dir(const config::Sweep& sweep);
+std::string sweep_dir(const sweep::Sweep& sweep);
 
 }  // namespace runner::sweep

@@ -6,9 +6,9 @@
 
 #include <set>
 
-#include "config/random_search.hpp"
+#include "sweep/random_search.hpp"
 
-namespace runner::config {
+namespace runner::sweep {
 namespace {
 
 using nlohmann::json;
@@ -75,4 +75,4 @@ TEST(RandomSearch, NarrowRangesStayInsideAfterRounding) {
 }
 
 }  // namespace
-}  // namespace runner::config
+}  // namespace runner::sweep

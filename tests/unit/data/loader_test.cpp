@@ -12,7 +12,7 @@
 #include <torch/torch.h>
 
 #include "data/data_test_util.hpp"
-#include "runner/data/loader.hpp"
+#include "data/loader.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runner/data/sampler.hpp"
+#include "data/sampler.hpp"
 
 namespace runner::data {
 namespace {

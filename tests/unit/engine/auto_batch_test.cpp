@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/auto_batch.hpp"
+#include "run/auto_batch.hpp"
 #include "runner/error.hpp"
 
-namespace runner::engine {
+namespace runner::run {
 namespace {
 
 // A trial that fits up to `limit` and counts the sizes it was asked for.
@@ -68,4 +68,4 @@ TEST(AutoBatch, RanksAgreeOnTheSmallestFit) {
 }
 
 }  // namespace
-}  // namespace runner::engine
+}  // namespace runner::run

@@ -8,25 +8,25 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/device_options.hpp"
-#include "engine/device_schedule.hpp"
-#include "engine/grad_scaler.hpp"
 #include "engine/plugin_params.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
+#include "train/device_options.hpp"
+#include "train/device_schedule.hpp"
+#include "train/grad_scaler.hpp"
 
 namespace {
 
-using runner::engine::GradScaler;
-using runner::engine::GradScalerOptions;
+using runner::train::GradScaler;
+using runner::train::GradScalerOptions;
 
-#define REQUIRE_CUDA()                                                    \
-  if (!torch::cuda::is_available() || !runner::engine::built_with_cuda()) \
-  GTEST_SKIP() << "no "                                                   \
+#define REQUIRE_CUDA()                                                   \
+  if (!torch::cuda::is_available() || !runner::train::built_with_cuda()) \
+  GTEST_SKIP() << "no "                                                  \
                   "CUDA"
 
 TEST(CudaPaths, CpuDeviceReportsNoGpuMemory) {
-  EXPECT_EQ(runner::engine::peak_gpu_mib(torch::Device(torch::kCPU)), 0.0);
+  EXPECT_EQ(runner::train::peak_gpu_mib(torch::Device(torch::kCPU)), 0.0);
 }
 
 TEST(CudaPaths, ChannelsLastStoresConvWeightsNhwcAndKeepsTheFunction) {
@@ -34,9 +34,9 @@ TEST(CudaPaths, ChannelsLastStoresConvWeightsNhwcAndKeepsTheFunction) {
   torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3));
   const auto x = torch::randn({2, 3, 7, 7});
   const auto expected = conv->forward(x).detach();
-  runner::engine::apply_memory_format(false, *conv);
+  runner::train::apply_memory_format(false, *conv);
   EXPECT_FALSE(conv->weight.is_contiguous(torch::MemoryFormat::ChannelsLast));
-  runner::engine::apply_memory_format(true, *conv);
+  runner::train::apply_memory_format(true, *conv);
   EXPECT_TRUE(conv->weight.is_contiguous(torch::MemoryFormat::ChannelsLast));
   EXPECT_TRUE(torch::allclose(conv->forward(x), expected, 1e-5, 1e-6));
 }
@@ -44,10 +44,10 @@ TEST(CudaPaths, ChannelsLastStoresConvWeightsNhwcAndKeepsTheFunction) {
 TEST(CudaPaths, PeakGpuMemoryCoversALiveTensor) {
   REQUIRE_CUDA();
   const torch::Device device(torch::kCUDA, 0);
-  runner::engine::apply_device_settings(true, device);
+  runner::train::apply_device_settings(true, device);
   const auto block =
       torch::empty({64 << 20}, torch::TensorOptions().dtype(torch::kByte).device(device));
-  EXPECT_GE(runner::engine::peak_gpu_mib(device), 64.0);
+  EXPECT_GE(runner::train::peak_gpu_mib(device), 64.0);
 }
 
 // The step as the engine takes it on CUDA: the scaler's verdict and the schedule's float32 lr
@@ -67,7 +67,7 @@ TEST(CudaPaths, FusedOptimizersSkipOnTheDeviceAndMatchTheCpu) {
                                       ? nlohmann::json{{"lr", 0.1}, {"momentum", 0.9}}
                                       : nlohmann::json{{"lr", 0.1}};
       auto optimizer = entry.factory(runner::test::with_defaults(entry.schema, user), *model);
-      runner::engine::DeviceSchedule schedule({0.1, 0.05, 0.02}, device);
+      runner::train::DeviceSchedule schedule({0.1, 0.05, 0.02}, device);
       GradScaler scaler(GradScalerOptions{});
       const auto before = model->weight.detach().clone();
       for (int step = 0; step < 3; ++step) {

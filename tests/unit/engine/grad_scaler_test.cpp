@@ -6,16 +6,16 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/grad_scaler.hpp"
 #include "engine/plugin_params.hpp"
 #include "runner/error.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
+#include "train/grad_scaler.hpp"
 
 namespace {
 
-using runner::engine::GradScaler;
-using runner::engine::GradScalerOptions;
+using runner::train::GradScaler;
+using runner::train::GradScalerOptions;
 
 struct Toy {
   torch::nn::Linear model{nullptr};

@@ -8,12 +8,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/checkpoint.hpp"
 #include "engine/plugin_params.hpp"
 #include "runner/error.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
 #include "temp_files.hpp"
+#include "train/checkpoint.hpp"
 
 namespace {
 
@@ -199,9 +199,9 @@ std::unique_ptr<runner::optim::Optimizer> through_checkpoint(runner::optim::Opti
                                                              torch::nn::Module& model) {
   runner::testing::TempDir dir;
   const std::string path = (dir.path() / "last.pt").string();
-  runner::engine::save_checkpoint(path, model, &optimizer, {});
+  runner::train::save_checkpoint(path, model, &optimizer, {});
   auto fresh = make(name, user, model);
-  runner::engine::load_checkpoint(path, model, fresh.get());
+  runner::train::load_checkpoint(path, model, fresh.get());
   return fresh;
 }
 
@@ -368,7 +368,7 @@ void expect_old_checkpoint_continues(const std::string& name, const nlohmann::js
     torch::nn::LayerNorm norm{nullptr};
   } ours, theirs;
   auto optimizer = make(name, user, ours);
-  const auto content = runner::engine::load_checkpoint(fixture.string(), ours, optimizer.get());
+  const auto content = runner::train::load_checkpoint(fixture.string(), ours, optimizer.get());
   EXPECT_EQ(content.meta.value("optimizer_steps", 0), 3);
   // torch's own optimizer reads the same file's state (its format, not runner's code).
   Reference reference = reference_of(theirs);

@@ -6,18 +6,18 @@
 #include <gtest/gtest.h>
 #include <opencv2/imgcodecs.hpp>
 
-#include "log/plot.hpp"
+#include "output/plot.hpp"
 #include "runner/error.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using runner::log::PlotPanel;
-using runner::log::PlotSeries;
+using runner::output::PlotPanel;
+using runner::output::PlotSeries;
 
 /// Pixels of exactly `index`'s series colour in `image`.
 int pixels_of_series(const cv::Mat& image, size_t index) {
-  const auto bgr = runner::log::series_colour_bgr(index);
+  const auto bgr = runner::output::series_colour_bgr(index);
   int count = 0;
   for (int r = 0; r < image.rows; ++r)
     for (int c = 0; c < image.cols; ++c) {
@@ -47,13 +47,13 @@ TEST(Plot, TrainingCurvesHaveThreePanelsAndEverySeries) {
   }
   const fs::path png = kOut / "training_curves.png";
   fs::remove(png);
-  runner::log::PlotOptions options;
+  runner::output::PlotOptions options;
   options.title = "mnist_ddp_fp16 (2 processes, fp16)";
-  runner::log::save_plot(png,
-                         {PlotPanel{"Loss", "optimizer step", "loss", {train, val}},
-                          PlotPanel{"Validation", "epoch", "accuracy", {acc}},
-                          PlotPanel{"Learning rate", "optimizer step", "lr", {lr}}},
-                         options);
+  runner::output::save_plot(png,
+                            {PlotPanel{"Loss", "optimizer step", "loss", {train, val}},
+                             PlotPanel{"Validation", "epoch", "accuracy", {acc}},
+                             PlotPanel{"Learning rate", "optimizer step", "lr", {lr}}},
+                            options);
   ASSERT_TRUE(fs::exists(png));
   EXPECT_GT(fs::file_size(png), 20000u);
   const cv::Mat image = cv::imread(png.string());
@@ -85,7 +85,7 @@ TEST(Plot, SweepSummaryOnALogBatchAxis) {
   fs::remove(png);
   PlotPanel left{"Throughput", "global batch size", "images/s", throughput, true};
   PlotPanel right{"Validation accuracy", "global batch size", "accuracy", accuracy, true};
-  runner::log::save_plot(png, {left, right}, {"bs_sweep"});
+  runner::output::save_plot(png, {left, right}, {"bs_sweep"});
   const cv::Mat image = cv::imread(png.string());
   ASSERT_FALSE(image.empty());
   for (size_t s = 0; s < 4; ++s) EXPECT_GT(pixels_of_series(image, s), 200) << "series " << s;
@@ -95,7 +95,7 @@ TEST(Plot, GapsAndEmptyPanelsDoNotBreakTheFigure) {
   PlotSeries gappy{"loss", {0, 1, 2, 3, 4}, {1.0, NAN, 0.5, INFINITY, 0.25}};
   PlotSeries constant{"lr", {0, 1, 2}, {0.1, 0.1, 0.1}};
   const fs::path png = kOut / "gaps.png";
-  runner::log::save_plot(
+  runner::output::save_plot(
       png, {PlotPanel{"gaps", "step", "loss", {gappy}}, PlotPanel{"flat", "step", "lr", {constant}},
             PlotPanel{"empty", "step", "none", {}}});
   const cv::Mat image = cv::imread(png.string());
@@ -104,11 +104,11 @@ TEST(Plot, GapsAndEmptyPanelsDoNotBreakTheFigure) {
 }
 
 TEST(Plot, AnUnwritablePathIsAnError) {
-  EXPECT_THROW(runner::log::save_plot("/proc/runner_no/plot.png", {PlotPanel{}}), runner::Error);
+  EXPECT_THROW(runner::output::save_plot("/proc/runner_no/plot.png", {PlotPanel{}}), runner::Error);
 }
 
 TEST(Plot, RunCurvesAndSweepSummaryHelpers) {
-  runner::log::TrainingHistory history;
+  runner::output::TrainingHistory history;
   for (int step = 0; step < 100; ++step) {
     history.step.push_back(step);
     history.train_loss.push_back(2.0 / (1 + step / 10.0));
@@ -120,19 +120,19 @@ TEST(Plot, RunCurvesAndSweepSummaryHelpers) {
   history.metric_name = "accuracy";
   history.metric = {0.8, 0.85};
   const fs::path curves = kOut / "curves_helper.png";
-  runner::log::save_training_curves(curves, history, "quickstart");
+  runner::output::save_training_curves(curves, history, "quickstart");
   const cv::Mat image = cv::imread(curves.string());
   ASSERT_FALSE(image.empty());
   EXPECT_GT(pixels_of_series(image, 1), 50) << "validation loss line";
 
   // Points arrive in sweep order (not sorted by batch); two (processes, precision) lines.
-  std::vector<runner::log::SweepPoint> points = {{1, "fp32", 256, 900, 0.85},
-                                                 {1, "fp32", 64, 700, 0.87},
-                                                 {2, "fp16", 128, 1500, 0.86},
-                                                 {1, "fp32", 128, 800, 0.86},
-                                                 {2, "fp16", 512, 2500, 0.83}};
+  std::vector<runner::output::SweepPoint> points = {{1, "fp32", 256, 900, 0.85},
+                                                    {1, "fp32", 64, 700, 0.87},
+                                                    {2, "fp16", 128, 1500, 0.86},
+                                                    {1, "fp32", 128, 800, 0.86},
+                                                    {2, "fp16", 512, 2500, 0.83}};
   const fs::path summary = kOut / "summary_helper.png";
-  runner::log::save_sweep_summary(summary, points, "accuracy", "bs_sweep");
+  runner::output::save_sweep_summary(summary, points, "accuracy", "bs_sweep");
   const cv::Mat sweep = cv::imread(summary.string());
   ASSERT_FALSE(sweep.empty());
   EXPECT_GT(pixels_of_series(sweep, 0), 200);

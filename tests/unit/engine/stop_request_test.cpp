@@ -1,11 +1,11 @@
-#include "engine/stop_request.hpp"
+#include "train/stop_request.hpp"
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-namespace runner::engine {
+namespace runner::train {
 namespace {
 
 // The first Ctrl-C becomes a request the training loop answers; the process goes on.
@@ -39,4 +39,4 @@ TEST(StopRequest, ExitCodesAreTheShells) {
 }
 
 }  // namespace
-}  // namespace runner::engine
+}  // namespace runner::train

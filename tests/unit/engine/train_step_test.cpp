@@ -11,14 +11,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/device_schedule.hpp"
-#include "engine/grad_scaler.hpp"
 #include "engine/host_read_counter.hpp"
 #include "engine/plugin_params.hpp"
-#include "engine/train_step.hpp"
 #include "runner/registries.hpp"
+#include "train/device_schedule.hpp"
+#include "train/grad_scaler.hpp"
+#include "train/train_step.hpp"
 
-namespace runner::engine {
+namespace runner::train {
 namespace {
 
 struct TinyModel : models::Model {
@@ -185,4 +185,4 @@ TEST(TrainStep, AutocastIsOffAfterAForwardThatThrew) {
 }
 
 }  // namespace
-}  // namespace runner::engine
+}  // namespace runner::train

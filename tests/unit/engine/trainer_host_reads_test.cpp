@@ -12,14 +12,14 @@
 #include "dist/world.hpp"
 #include "engine/host_read_counter.hpp"
 #include "engine/plugin_params.hpp"
-#include "engine/trainer.hpp"
 #include "runner/data/dataset.hpp"
 #include "runner/losses/loss.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
 #include "temp_files.hpp"
+#include "train/trainer.hpp"
 
-namespace runner::engine {
+namespace runner::train {
 namespace {
 
 template <class Entry>
@@ -80,4 +80,4 @@ TEST(TrainerHostReads, NoReadPerStepOnlyPerLogWindow) {
 }
 
 }  // namespace
-}  // namespace runner::engine
+}  // namespace runner::train

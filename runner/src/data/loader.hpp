@@ -1,0 +1,98 @@
+#pragma once
+// The data loader: a distributed sampler, worker threads that load, transform and collate whole
+// batches, and a bounded queue delivering them in order.
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "data/batch.hpp"
+#include "data/pipeline.hpp"
+#include "data/sampler.hpp"
+#include "runner/data/dataset.hpp"
+
+namespace runner::data {
+
+struct LoaderOptions {
+  size_t batch_size = 32;  ///< per process
+  bool shuffle = false;    ///< per-epoch permutation from (seed, epoch)
+  bool drop_last = false;  ///< drop the tail that does not fill a batch (and sampler padding)
+  size_t num_workers = 0;  ///< 0: load in the calling thread
+  /// Batches prepared ahead of the consumer; at least num_workers are (memory: that many batches).
+  size_t prefetch = 2;
+  uint64_t seed = 0;  ///< augmentation and shuffle seed
+  size_t rank = 0;
+  size_t world_size = 1;
+  bool pin_memory = false;  ///< page-locked batches (only when CUDA is available)
+};
+
+struct LoaderStats {
+  double wait_seconds = 0;    ///< time spent in next() (0 workers: all the loading time)
+  size_t batches = 0;         ///< batches delivered since construction
+  size_t samples = 0;         ///< samples delivered (padding included)
+  size_t worker_threads = 0;  ///< loader threads running this epoch (0: the caller loads)
+  size_t prefetch = 0;        ///< batches prepared ahead at most (at least worker_threads)
+};
+
+class DataLoader {
+ public:
+  /// Requires a non-null dataset, batch_size >= 1 and rank < world_size.
+  DataLoader(std::shared_ptr<const Dataset> dataset, Pipeline pipeline, LoaderOptions options);
+  /// Stops and joins the workers.
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  /// Begins `epoch`, skipping its first `skip_batches` batches (resume mid-epoch). Workers start
+  /// preparing batches at once. An epoch in progress is abandoned.
+  void start_epoch(uint64_t epoch, size_t skip_batches = 0);
+
+  /// The next batch of the current epoch (epoch 0 if start_epoch was never called), or nullopt
+  /// at its end. A failure while loading is
+  /// rethrown here as runner::DataError naming the sample index.
+  std::optional<Batch> next();
+
+  /// Batches per epoch on this rank (the same on every rank).
+  size_t num_batches() const;
+  /// Batches of the current epoch already delivered, skipped ones included (for checkpoints).
+  size_t position() const { return next_batch_; }
+  uint64_t epoch() const { return epoch_; }
+  const DistributedSampler& sampler() const { return sampler_; }
+  LoaderStats stats() const;
+
+ private:
+  struct Slot {
+    std::optional<Batch> batch;
+    std::exception_ptr error;
+  };
+  Batch make_batch(size_t batch_number) const;
+  void worker_loop();
+  void stop_workers();
+
+  std::shared_ptr<const Dataset> dataset_;
+  Pipeline pipeline_;
+  LoaderOptions options_;
+  DistributedSampler sampler_;
+  bool started_ = false;
+  uint64_t epoch_ = 0;
+  std::vector<SampledIndex> order_;  // this rank's indices for the current epoch
+  size_t end_batch_ = 0;             // batches in the current epoch
+  size_t next_batch_ = 0;            // next batch the consumer takes
+
+  mutable std::mutex mutex_;
+  std::condition_variable produced_;  // a slot was filled
+  std::condition_variable consumed_;  // the window moved or workers must stop
+  std::map<size_t, Slot> ready_;      // finished batches by number
+  size_t next_to_claim_ = 0;          // next batch number a worker takes
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+  LoaderStats stats_;
+};
+
+}  // namespace runner::data

@@ -1,0 +1,98 @@
+#include "output/best_evaluation.hpp"
+
+#include <algorithm>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+namespace runner::output {
+using nlohmann::json;
+
+namespace {
+
+std::string class_name(const std::vector<std::string>& names, int64_t c) {
+  return c >= 0 && c < static_cast<int64_t>(names.size()) ? names[c] : std::to_string(c);
+}
+
+std::string base64(const std::vector<uchar>& bytes) {
+  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const uint32_t n = (uint32_t(bytes[i]) << 16) |
+                       (i + 1 < bytes.size() ? uint32_t(bytes[i + 1]) << 8 : 0) |
+                       (i + 2 < bytes.size() ? uint32_t(bytes[i + 2]) : 0);
+    out += table[(n >> 18) & 63];
+    out += table[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? table[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? table[n & 63] : '=';
+  }
+  return out;
+}
+
+// The sample as a PNG a browser shows: u8 (floats scaled from [0,1] or [0,255]), RGB -> BGR.
+std::string png_of(const cv::Mat& image) {
+  cv::Mat u8 = image;
+  if (image.depth() != CV_8U) {
+    double lo = 0, hi = 0;
+    cv::minMaxLoc(image.reshape(1), &lo, &hi);
+    image.convertTo(u8, CV_8U, hi <= 1.0 ? 255.0 : 1.0);
+  }
+  if (u8.channels() == 3) cv::cvtColor(u8, u8, cv::COLOR_RGB2BGR);
+  std::vector<uchar> png;
+  if (!cv::imencode(".png", u8, png)) return "";
+  return base64(png);
+}
+
+}  // namespace
+
+json confusion_summary(const torch::Tensor& logits, const std::vector<int64_t>& labels,
+                       const std::vector<std::string>& class_names) {
+  const int64_t classes = logits.size(1);
+  const auto predicted = logits.argmax(1).to(torch::kLong).contiguous();
+  const auto* p = predicted.data_ptr<int64_t>();
+  std::vector<std::vector<int64_t>> cm(classes, std::vector<int64_t>(classes, 0));
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] >= 0 && labels[i] < classes) ++cm[labels[i]][p[i]];
+  json per_class = json::array();
+  json names = json::array();
+  for (int64_t c = 0; c < classes; ++c) {
+    int64_t tp = cm[c][c], predicted_c = 0, support = 0;
+    for (int64_t k = 0; k < classes; ++k) predicted_c += cm[k][c], support += cm[c][k];
+    const double precision = predicted_c ? double(tp) / predicted_c : 0.0;
+    const double recall = support ? double(tp) / support : 0.0;
+    const double f1 = precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0;
+    per_class.push_back({{"class", class_name(class_names, c)},
+                         {"precision", precision},
+                         {"recall", recall},
+                         {"f1", f1},
+                         {"support", support}});
+    names.push_back(class_name(class_names, c));
+  }
+  return {{"confusion_matrix", cm}, {"classes", names}, {"per_class", per_class}};
+}
+
+json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>& labels,
+                        const data::Dataset& dataset, const std::vector<std::string>& class_names,
+                        size_t count) {
+  const auto probs = torch::softmax(logits.to(torch::kFloat), 1);
+  const auto [confidence, predicted] = probs.max(1);
+  const auto conf = confidence.contiguous();
+  const auto pred = predicted.to(torch::kLong).contiguous();
+  std::vector<size_t> wrong;
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] >= 0 && pred.data_ptr<int64_t>()[i] != labels[i]) wrong.push_back(i);
+  const float* c = conf.data_ptr<float>();
+  std::stable_sort(wrong.begin(), wrong.end(), [&](size_t a, size_t b) { return c[a] > c[b]; });
+  if (wrong.size() > count) wrong.resize(count);
+  json out = json::array();
+  for (size_t i : wrong)
+    out.push_back({{"index", i},
+                   {"true", class_name(class_names, labels[i])},
+                   {"predicted", class_name(class_names, pred.data_ptr<int64_t>()[i])},
+                   {"confidence", c[i]},
+                   {"png", png_of(dataset.get(i).image)}});
+  return out;
+}
+
+}  // namespace runner::output

@@ -1,0 +1,33 @@
+#pragma once
+// Progress on the main process: a bar redrawn in place when stdout is a terminal, plain lines
+// every few steps when it is not (logs, CI). Other ranks print nothing.
+
+#include <chrono>
+#include <string>
+
+namespace runner::output {
+
+class Progress {
+ public:
+  /// `enabled` false (non-main ranks) makes every call a no-op.
+  Progress(bool enabled, bool terminal, int64_t line_every);
+
+  /// Starts a phase ("epoch 1/5", "validate") of `total` batches; `later` batches of the same
+  /// speed follow in the run (the epochs after this one), for the whole run's ETA. Nothing is
+  /// shown before `quiet_seconds` have passed (short evaluation passes stay silent).
+  void start(const std::string& label, int64_t total, int64_t later = 0, double quiet_seconds = 0);
+  /// Batch `done` of the phase finished; `images_per_s` and `loss` (NaN: not shown) so far.
+  void update(int64_t done, double images_per_s, double loss);
+  /// Ends the phase (a final newline for the bar).
+  void finish();
+
+ private:
+  bool enabled_, terminal_;
+  int64_t line_every_, total_ = 0, last_line_ = -1, later_ = 0, first_done_ = -1;
+  double quiet_seconds_ = 0;
+  bool shown_ = false;
+  std::string label_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace runner::output

@@ -1,0 +1,21 @@
+#pragma once
+// report.html: one self-contained page per run (inline CSS and SVG, images as data URIs; no
+// network), built from the files a run leaves in its directory: config.yaml, command.txt,
+// env.json, metrics.jsonl (per step, per epoch, and the best epoch's confusion matrix),
+// summary.json and best_examples.json. A failed or stopped run gets a page with what it has.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace runner::output {
+
+/// Writes `run_dir`/report.html. `status`: "finished", "stopped: ..." or "failed: ...".
+/// Throws runner::Error when the file cannot be written.
+void write_run_report(const std::filesystem::path& run_dir, const std::string& status);
+
+/// One page comparing runs side by side (summary table, overlaid curves) at `output`.
+void write_comparison_report(const std::vector<std::filesystem::path>& run_dirs,
+                             const std::filesystem::path& output);
+
+}  // namespace runner::output

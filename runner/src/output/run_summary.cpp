@@ -1,0 +1,31 @@
+#include "output/run_summary.hpp"
+
+#include <fstream>
+
+namespace runner::output {
+
+nlohmann::json read_summary(const std::filesystem::path& run_dir) {
+  std::ifstream in(run_dir / "summary.json");
+  if (!in) return nlohmann::json::object();
+  nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return summary.is_object() ? summary : nlohmann::json::object();
+}
+
+bool summary_says_finished(const nlohmann::json& summary) {
+  if (!summary.is_object() || summary.empty()) return false;
+  const auto status = summary.find("status");
+  return status == summary.end() || *status == "finished";
+}
+
+std::string run_status_text(const nlohmann::json& summary) {
+  if (!summary.is_object() || summary.empty()) return "unfinished (no summary.json)";
+  const std::string status = summary.value("status", "finished");
+  if (status == "interrupted")
+    return "interrupted by " + summary.value("signal", std::string("a signal")) + " at " +
+           summary.value("stopped_at", std::string("?")) + ": continue with " +
+           summary.value("resume_command", std::string("runner run --resume RUN_DIR"));
+  if (status == "failed") return "failed: " + summary.value("error", std::string("?"));
+  return status;
+}
+
+}  // namespace runner::output

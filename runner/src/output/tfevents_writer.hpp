@@ -1,0 +1,39 @@
+#pragma once
+// TensorBoard event files without TensorFlow: TFRecord framing around hand-encoded Event
+// protos, so `tensorboard --logdir runs` shows a run's scalar curves.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace runner::output {
+
+/// CRC-32C (Castagnoli) of `size` bytes, as TFRecord uses.
+uint32_t crc32c(const void* data, size_t size);
+/// TFRecord's masked CRC: ((crc >> 15) | (crc << 17)) + 0xa282ead8.
+uint32_t masked_crc32c(const void* data, size_t size);
+
+class TfEventsWriter {
+ public:
+  /// Creates `dir` if needed and a new file events.out.tfevents.<unix seconds>.<host> in it
+  /// (".N" appended if that name exists), starting with the file_version "brain.Event:2"
+  /// event. Throws runner::Error when the file cannot be written.
+  explicit TfEventsWriter(const std::filesystem::path& dir);
+
+  /// Appends one scalar point; `wall_time` in seconds since the epoch (< 0: now).
+  void add_scalar(const std::string& tag, double value, int64_t step, double wall_time = -1);
+  /// Makes what was added visible to a reader now (TensorBoard polls the file).
+  void flush();
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void write_record(const std::string& data);
+
+  std::filesystem::path path_;
+  std::ofstream out_;
+};
+
+}  // namespace runner::output

@@ -1,0 +1,72 @@
+#include "run/environment_report.hpp"
+
+#include "runner_build_info.hpp"
+
+#include <spdlog/version.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <fstream>
+#include <opencv2/core/version.hpp>
+#include <set>
+#include <thread>
+
+#include "util/cpu_features.hpp"
+
+namespace runner::run {
+
+namespace {
+
+// The BLAS libraries actually mapped into this process (libtorch's linear layers use them).
+std::string loaded_blas() {
+  std::ifstream maps("/proc/self/maps");
+  std::set<std::string> libs;
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.rfind('/');
+    if (slash == std::string::npos) continue;
+    const std::string file = line.substr(slash + 1);
+    if (file.find("blas") != std::string::npos || file.find("mkl") != std::string::npos ||
+        file.find("lapack") != std::string::npos)
+      libs.insert(file);
+  }
+  std::string out;
+  for (const auto& l : libs) out += (out.empty() ? "" : ", ") + l;
+  return out.empty() ? "none loaded" : out;
+}
+
+}  // namespace
+
+nlohmann::json environment_report() {
+  nlohmann::json env;
+  env["runner"] = RUNNER_VERSION;
+  env["libtorch"] = TORCH_VERSION;
+  env["opencv"] = CV_VERSION;
+  env["spdlog"] = std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) + "." +
+                  std::to_string(SPDLOG_VER_PATCH);
+  env["blas"] = loaded_blas();
+  // What the binary can do (built with) apart from what this machine offers (available).
+  env["cuda_built"] = RUNNER_BUILD_CUDA_VERSION;
+  env["cuda_available"] = torch::cuda::is_available();
+  env["cuda_devices"] = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
+  env["cudnn_available"] = torch::cuda::cudnn_is_available();
+#ifdef USE_C10D_NCCL
+  env["nccl"] = "compiled in";
+#else
+  env["nccl"] = "not in this libtorch";
+#endif
+#ifdef USE_C10D_GLOO
+  env["gloo"] = "compiled in";
+#else
+  env["gloo"] = "not in this libtorch";
+#endif
+  env["cpu_cores"] = std::thread::hardware_concurrency();
+  // What precision: bf16 (and fp16) run as on this CPU.
+  const std::string bf16 = util::native_bf16_feature();
+  env["cpu_native_bf16"] = bf16.empty() ? nlohmann::json(false) : nlohmann::json(bf16);
+  env["torch_threads"] = torch::get_num_threads();
+  env["torch_interop_threads"] = torch::get_num_interop_threads();
+  return env;
+}
+
+}  // namespace runner::run

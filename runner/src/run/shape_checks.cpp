@@ -1,0 +1,93 @@
+#include "run/shape_checks.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "config/experiment_options.hpp"
+#include "run/build_parts.hpp"
+#include "runner/error.hpp"
+#include "runner/registries.hpp"
+
+namespace runner::run {
+namespace {
+
+std::string size_text(const cv::Mat& image) {
+  return std::to_string(image.rows) + "x" + std::to_string(image.cols) + "x" +
+         std::to_string(image.channels());
+}
+
+// The classes the training labels need: the dataset's count, else the largest label + 1.
+int64_t classes_needed(const data::DatasetSplits& splits) {
+  if (splits.num_classes > 0 || !splits.train || !splits.train->has_labels())
+    return splits.num_classes;
+  int64_t largest = -1;
+  for (size_t i = 0; i < splits.train->size(); ++i)
+    largest = std::max(largest, splits.train->label(i));
+  return largest + 1;
+}
+
+}  // namespace
+
+void check_data_fits_model(const config::Experiment& e, const data::DatasetSplits& splits,
+                           const data::Pipeline& train_transforms,
+                           const data::Pipeline& eval_transforms) {
+  const auto& doc = e.doc;
+  const auto& model = doc.at("model");
+  const uint64_t seed = config::read_experiment_options(doc).seed;
+  const int64_t num_classes = model.at("num_classes").get<int64_t>();
+  const int64_t needed = classes_needed(splits);
+  if (needed > num_classes)
+    throw ConfigError(e.marks.value_mark("/model/num_classes").to_string() +
+                      ": model.num_classes " + std::to_string(num_classes) + " but the dataset (" +
+                      doc.at("data").at("dataset").at("name").get<std::string>() + ") has " +
+                      std::to_string(needed) + " classes (labels 0.." + std::to_string(needed - 1) +
+                      "): set model.num_classes: " + std::to_string(needed));
+
+  const int64_t in_chans = model.at("in_chans").get<int64_t>();
+  if (splits.train && splits.train->size() > 0) {
+    auto sample = splits.train->get(0);
+    train_transforms.apply(sample, seed, 0, 0);
+    if (sample.image.channels() != in_chans)
+      throw ConfigError(e.marks.value_mark("/model/in_chans").to_string() + ": model.in_chans " +
+                        std::to_string(in_chans) + " but the training images have " +
+                        std::to_string(sample.image.channels()) +
+                        " channel(s) after data.train_transforms (sample 0 is " +
+                        size_text(sample.image) +
+                        "): set model.in_chans: " + std::to_string(sample.image.channels()));
+  }
+
+  // Evaluation batches stack images: every one must come out of the transforms the same size.
+  for (const auto& split : {splits.val, splits.test}) {
+    if (!split || split->size() < 2) continue;
+    auto first = split->get(0);
+    auto last = split->get(split->size() - 1);
+    eval_transforms.apply(first, seed, 0, 0);
+    eval_transforms.apply(last, seed, 0, split->size() - 1);
+    if (first.image.size() != last.image.size() || first.image.channels() != in_chans ||
+        last.image.channels() != in_chans)
+      throw ConfigError(e.marks.value_mark("/data/eval_transforms").to_string() +
+                        ": data.eval_transforms give " + size_text(first.image) +
+                        " for the first evaluation image and " + size_text(last.image) +
+                        " for the last (model.in_chans " + std::to_string(in_chans) +
+                        "): add a resize to one size (and the channel count the model takes)");
+  }
+}
+
+void check_data_fits_model(const config::Experiment& e) {
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);  // quietly: the run logs what the dataset says
+  try {
+    check_data_fits_model(
+        e, build_datasets(e),
+        data::build_pipeline(e.doc.at("data").at("train_transforms"), registries().transforms),
+        data::build_pipeline(e.doc.at("data").at("eval_transforms"), registries().transforms));
+  } catch (...) {
+    spdlog::set_level(level);
+    throw;
+  }
+  spdlog::set_level(level);
+}
+
+}  // namespace runner::run

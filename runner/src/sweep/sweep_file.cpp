@@ -1,0 +1,210 @@
+#include "sweep/sweep_file.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "config/config_issue.hpp"
+#include "config/embedded_schemas.hpp"
+#include "config/schema_validator.hpp"
+#include "config/yaml_json.hpp"
+#include "runner/error.hpp"
+#include "sweep/random_search.hpp"
+
+namespace runner::sweep {
+// The experiment loading and schema checking a sweep file builds on.
+using config::apply_schema_defaults;
+using config::ConfigIssue;
+using config::ConfigValidationError;
+using config::embedded_schema;
+using config::Experiment;
+using config::load_experiment;
+using config::load_with_includes;
+using config::load_yaml_file;
+using config::SourceMap;
+using config::validate_against_schema;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string id_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// "key=<JSON>": JSON is YAML, so the value reads back with its type (a string stays a string).
+std::string override_text(const std::string& key, const json& v) { return key + "=" + v.dump(); }
+
+std::string last_segment(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+std::string safe_id(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '=' && c != '-' && c != '_' &&
+        c != '.')
+      c = '_';
+  return s;
+}
+
+// The keys of the mapping `section` in the order the file writes them.
+std::vector<std::string> yaml_key_order(const std::string& path, const char* section) {
+  std::vector<std::string> keys;
+  const YAML::Node node = YAML::LoadFile(path)[section];
+  if (node && node.IsMap())
+    for (const auto& kv : node) keys.push_back(kv.first.Scalar());
+  return keys;
+}
+
+}  // namespace
+
+bool is_sweep_file(const std::string& path) {
+  SourceMap marks;
+  try {
+    const json doc = load_yaml_file(path, marks);
+    return doc.contains("base");
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides) {
+  Sweep sweep;
+  sweep.path = path;
+  SourceMap marks;
+  sweep.doc = load_yaml_file(path, marks);
+  std::vector<ConfigIssue> issues;
+  const json& schema = embedded_schema("sweep.schema.json");
+  validate_against_schema(sweep.doc, schema, marks, "", issues);
+  // Keys of the other search: the schema could only say "should not validate" here.
+  const bool random = sweep.doc.value("search", "grid") == "random";
+  for (const char* key : {"trials", "distributions", "seed"})
+    if (!random && sweep.doc.contains(key))
+      issues.push_back({marks.key_mark(std::string("/") + key), key,
+                        "only search: random reads it: add `search: random` or remove it"});
+  if (random && sweep.doc.contains("grid"))
+    issues.push_back({marks.key_mark("/grid"), "grid",
+                      "search: random draws its points from distributions: move the grid's "
+                      "keys there as {choice: [...]}, or remove `search: random`"});
+  if (!issues.empty()) throw ConfigValidationError(issues);
+  apply_schema_defaults(sweep.doc, schema);
+
+  sweep.name = sweep.doc.value("name", fs::path(path).stem().string());
+  sweep.output = sweep.doc.at("output").get<std::string>();
+  fs::path base = sweep.doc.at("base").get<std::string>();
+  if (base.is_relative()) base = fs::path(path).parent_path() / base;
+  if (!fs::exists(base)) {
+    throw ConfigError(marks.value_mark("/base").to_string() + ": base: experiment file '" +
+                      base.string() + "' does not exist (relative to the sweep file)");
+  }
+  sweep.base_path = base.string();
+  sweep.search = sweep.doc.at("search").get<std::string>();
+  sweep.executor = sweep.doc.at("executor").get<std::string>();
+  sweep.parallel = sweep.doc.value("parallel", 0);
+
+  // Grid combinations in the order the file writes the keys (first key slowest), or random
+  // draws, crossed with explicit points. JSON objects are sorted, so the order comes from the
+  // YAML itself.
+  std::vector<std::string> key_order;
+  std::vector<json> combos = {json::object()};
+  if (sweep.search == "random") {
+    key_order = yaml_key_order(path, "distributions");
+    combos =
+        draw_random_points(sweep.doc.at("distributions"), key_order,
+                           sweep.doc.at("trials").get<int>(), sweep.doc.at("seed").get<uint64_t>());
+  } else {
+    const json& grid = sweep.doc.at("grid");
+    key_order = yaml_key_order(path, "grid");
+    for (const auto& key : key_order) {
+      std::vector<json> next;
+      for (const auto& c : combos)
+        for (const auto& v : grid.at(key)) {
+          json n = c;
+          n[key] = v;
+          next.push_back(n);
+        }
+      combos = next;
+    }
+  }
+  std::vector<json> points;
+  const json& explicit_points = sweep.doc.at("points");
+  if (explicit_points.empty()) {
+    points = combos;
+  } else {
+    for (const auto& p : explicit_points)
+      for (const auto& c : combos) {
+        json n = c;
+        for (auto it = p.begin(); it != p.end(); ++it) n[it.key()] = it.value();
+        points.push_back(n);
+      }
+  }
+
+  const int repeat = sweep.doc.at("repeat").get<int>();
+  const bool keep_global = sweep.doc.at("keep_global_batch").get<bool>();
+  SourceMap base_marks;
+  const json base_doc = load_with_includes(sweep.base_path, base_marks);
+  size_t counter = 0;
+  for (const auto& values : points) {
+    for (int r = 0; r < repeat; ++r) {
+      SweepPoint point;
+      point.values = values;
+      std::ostringstream id;
+      id << std::setw(3) << std::setfill('0') << counter++;
+      const json& set = sweep.doc.at("set");
+      for (auto it = set.begin(); it != set.end(); ++it)
+        point.overrides.push_back(override_text(it.key(), it.value()));
+      for (const auto& o : extra_overrides) point.overrides.push_back(o);
+      std::vector<std::string> keys;
+      for (const auto& k : key_order)
+        if (values.contains(k)) keys.push_back(k);
+      for (auto it = values.begin(); it != values.end(); ++it)
+        if (std::find(keys.begin(), keys.end(), it.key()) == keys.end()) keys.push_back(it.key());
+      for (const auto& k : keys) {
+        id << "-" << last_segment(k) << "=" << id_text(values.at(k));
+        point.overrides.push_back(override_text(k, values.at(k)));
+      }
+      if (keep_global) {
+        // batch_size is global here: divide it by the point's processes.
+        Experiment e;
+        try {
+          e = load_experiment(sweep.base_path, point.overrides);
+        } catch (const ConfigError& err) {
+          throw ConfigError(path + ": sweep point " + id.str() + ": " + err.what());
+        }
+        const json& bs = e.doc.at("train").at("batch_size");
+        const int procs = e.doc.at("launch").at("num_processes").get<int>() *
+                          e.doc.at("launch").at("nnodes").get<int>();
+        if (bs.is_number_integer()) {
+          const int global = bs.get<int>();
+          if (global % procs != 0) {
+            throw ConfigError("sweep point " + id.str() + ": keep_global_batch: global batch " +
+                              std::to_string(global) + " is not divisible by " +
+                              std::to_string(procs) + " processes");
+          }
+          point.overrides.push_back("train.batch_size=" + std::to_string(global / procs));
+        }
+      }
+      if (repeat > 1) {
+        const int seed = base_doc.value("seed", 42) + r;
+        id << "-seed=" << seed;
+        point.overrides.push_back("seed=" + std::to_string(seed));
+      }
+      point.id = safe_id(id.str());
+      sweep.points.push_back(point);
+    }
+  }
+  // Validate every point before anything runs; executors read the result.
+  for (auto& point : sweep.points) {
+    try {
+      point.experiment = load_experiment(sweep.base_path, point.overrides).doc;
+    } catch (const ConfigError& e) {
+      throw ConfigError(path + ": sweep point " + point.id + ": " + e.what());
+    }
+  }
+  return sweep;
+}
+
+}  // namespace runner::sweep

@@ -1,0 +1,36 @@
+#pragma once
+// Sweep files: a base experiment and the points (override sets) to run.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/experiment.hpp"
+
+namespace runner::sweep {
+
+struct SweepPoint {
+  std::string id;                      ///< "003-batch_size=256-num_processes=2-precision=fp16"
+  std::vector<std::string> overrides;  ///< "key=value" texts, applied after the base file
+  nlohmann::json values;               ///< key.path -> value of the point's own settings
+  nlohmann::json experiment;  ///< the resolved, validated experiment it runs (load_sweep's)
+};
+
+struct Sweep {
+  std::string path, name, base_path, output;
+  std::string search = "grid";     ///< grid or random
+  std::string executor = "local";  ///< local or slurm (the file's; the CLI may override)
+  int parallel = 0;                ///< points at once (the file's, 0: unset; the CLI may override)
+  nlohmann::json doc;              ///< validated sweep file, defaults filled
+  std::vector<SweepPoint> points;
+};
+
+/// Loads `path`, expands its points, and validates every point as a full experiment (with
+/// `extra_overrides` applied to every point), failing up front with the point named.
+Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides = {});
+
+/// Whether `path` holds a sweep (it has a top-level `base:` key) rather than an experiment.
+bool is_sweep_file(const std::string& path);
+
+}  // namespace runner::sweep

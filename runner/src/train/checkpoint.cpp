@@ -1,0 +1,128 @@
+#include "train/checkpoint.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "runner/error.hpp"
+
+namespace runner::train {
+namespace fs = std::filesystem;
+
+namespace {
+
+void fsync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Copies the archive's values INTO the module's existing tensors, mirroring Module::save's layout
+// (parameters, buffers, then one sub-archive per child). Module::load would `set_` them instead,
+// which detaches the gradient hooks a DataParallel reducer registered: a resumed multi-rank run
+// then silently trained without averaging gradients.
+void copy_module_from(torch::nn::Module& module, torch::serialize::InputArchive& archive,
+                      const std::string& prefix) {
+  auto copy = [&](const std::string& key, torch::Tensor& target, bool is_buffer) {
+    torch::Tensor value;
+    archive.read(key, value, is_buffer);
+    if (value.sizes() != target.sizes()) {
+      throw DataError("the checkpoint's '" + prefix + key + "' has shape " +
+                      c10::str(value.sizes()) + " but the model's has " + c10::str(target.sizes()));
+    }
+    target.copy_(value);
+  };
+  for (auto& p : module.named_parameters(/*recurse=*/false)) copy(p.key(), p.value(), false);
+  for (auto& b : module.named_buffers(/*recurse=*/false)) copy(b.key(), b.value(), true);
+  for (const auto& child : module.named_children()) {
+    torch::serialize::InputArchive child_archive;
+    archive.read(child.key(), child_archive);
+    copy_module_from(*child.value(), child_archive, prefix + child.key() + ".");
+  }
+}
+
+}  // namespace
+
+torch::Tensor cpu_rng_state() {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void set_cpu_rng_state(const torch::Tensor& state) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::Optimizer* optimizer,
+                     const CheckpointContent& content) {
+  torch::serialize::OutputArchive archive;
+  torch::serialize::OutputArchive model_archive;
+  model.save(model_archive);
+  archive.write("model", model_archive);
+  if (optimizer != nullptr) {
+    torch::serialize::OutputArchive optimizer_archive;
+    optimizer->state_to_host();
+    optimizer->torch_optimizer().save(optimizer_archive);
+    archive.write("optimizer", optimizer_archive);
+  }
+  archive.write("meta", c10::IValue(content.meta.dump()));
+  if (content.rng_states.defined()) archive.write("rng_states", content.rng_states);
+
+  // Beside the old file, then switch: a crash at any point leaves one complete checkpoint.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write checkpoint '" + tmp + "': " + std::strerror(errno));
+    archive.save_to(out);
+    out.flush();
+    if (!out) throw Error("cannot write checkpoint '" + tmp + "' (disk full?)");
+  }
+  fsync_path(tmp, false);
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot move checkpoint '" + tmp + "' to '" + path + "': " + ec.message());
+  fsync_path(fs::path(path).parent_path().string(), true);
+}
+
+CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
+                                  optim::Optimizer* optimizer) {
+  if (!fs::exists(path)) throw DataError("checkpoint '" + path + "' does not exist");
+  CheckpointContent content;
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    torch::NoGradGuard no_grad;
+    copy_module_from(model, model_archive, "");
+    if (optimizer != nullptr) {
+      torch::serialize::InputArchive optimizer_archive;
+      if (archive.try_read("optimizer", optimizer_archive)) {
+        optimizer->torch_optimizer().load(optimizer_archive);
+        optimizer->state_from_host();
+      }
+    }
+    c10::IValue meta;
+    if (archive.try_read("meta", meta)) content.meta = nlohmann::json::parse(meta.toStringRef());
+    torch::Tensor rng;
+    if (archive.try_read("rng_states", rng)) content.rng_states = rng;
+  } catch (const DataError& e) {
+    throw DataError("cannot load checkpoint '" + path + "': " + e.what());
+  } catch (const c10::Error& e) {
+    std::string what = e.what_without_backtrace();
+    what = what.substr(0, what.find('\n'));
+    throw DataError("cannot load checkpoint '" + path + "': " + what +
+                    " (is it a runner checkpoint of this experiment's model?)");
+  }
+  return content;
+}
+
+}  // namespace runner::train

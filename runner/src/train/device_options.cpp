@@ -1,0 +1,62 @@
+#include "train/device_options.hpp"
+
+#include "compat/torch_compat.hpp"
+#include "runner/error.hpp"
+
+#if RUNNER_COMPAT_HAS_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+namespace runner::train {
+
+void apply_device_settings(bool cudnn_benchmark, const torch::Device& device) {
+  // A process-wide flag (summary.json's torch_settings shows it); cuDNN reads it on CUDA only.
+  compat::set_cudnn_benchmark(cudnn_benchmark);
+  if (!device.is_cuda()) return;
+#if RUNNER_COMPAT_HAS_CUDA
+  // Kernels and NCCL calls without an explicit index go to the current device: make it ours.
+  if (device.has_index()) c10::cuda::set_device(device.index());
+#endif
+  compat::cuda_reset_peak_bytes(device);
+}
+
+void apply_memory_format(bool channels_last, torch::nn::Module& model) {
+  if (!channels_last) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
+  for (auto& b : model.buffers())
+    if (b.dim() == 4) b.set_data(b.data().contiguous(torch::MemoryFormat::ChannelsLast));
+}
+
+std::string memory_format_of(const torch::nn::Module& model) {
+  for (const auto& p : model.parameters()) {
+    // With one channel or a 1x1 kernel both layouts have the same strides: look further.
+    if (p.dim() != 4 || p.size(1) < 2 || p.size(2) * p.size(3) < 2) continue;
+    if (p.is_contiguous()) return "contiguous";
+    return p.is_contiguous(torch::MemoryFormat::ChannelsLast) ? "channels_last" : "strided";
+  }
+  return "none";
+}
+
+void require_cuda_if_asked(const config::LaunchOptions& launch, const std::string& where) {
+  if (launch.device != "cuda" || torch::cuda::is_available()) return;
+  throw ConfigError(
+      where + "launch.device is cuda but no CUDA device is available (this libtorch: " +
+      std::string(TORCH_VERSION) + "); run on CPU with --cpu or --set launch.device=cpu");
+}
+
+void require_cuda_for_nccl(const config::LaunchOptions& launch, const std::string& where) {
+  if (launch.backend != "nccl" || torch::cuda::is_available()) return;
+  throw ConfigError(where +
+                    "launch.backend is nccl but no CUDA device is available: NCCL runs on GPUs; "
+                    "use launch.backend=gloo (or auto) for CPU ranks");
+}
+
+bool built_with_cuda() { return compat::kHasCuda; }
+
+double peak_gpu_mib(const torch::Device& device) {
+  return static_cast<double>(compat::cuda_peak_allocated_bytes(device)) / (1024.0 * 1024.0);
+}
+
+}  // namespace runner::train

@@ -1,0 +1,61 @@
+#include "train/stop_request.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace runner::train {
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+volatile sig_atomic_t g_announce = 0;
+struct sigaction g_old_int {};
+struct sigaction g_old_term {};
+
+void write_stderr(const char* text) { (void)!::write(2, text, std::strlen(text)); }
+
+extern "C" void on_stop_signal(int signo) {
+  if (g_stop_signal != 0) {
+    // The second signal: the user wants out now. Die of it, as without a handler.
+    ::signal(signo, SIG_DFL);
+    ::raise(signo);
+    return;
+  }
+  g_stop_signal = signo;
+  if (g_announce)
+    write_stderr(signo == SIGINT ? "runner: SIGINT: stopping after the current step and saving "
+                                   "checkpoints/last.pt (press Ctrl-C again to stop at once)\n"
+                                 : "runner: SIGTERM: stopping after the current step and saving "
+                                   "checkpoints/last.pt (a second signal stops at once)\n");
+}
+
+}  // namespace
+
+StopRequestHandler::StopRequestHandler(bool announce) {
+  g_announce = announce ? 1 : 0;
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  // Restart interrupted system calls: a collective's socket read must not fail with EINTR.
+  action.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &action, &g_old_int);
+  ::sigaction(SIGTERM, &action, &g_old_term);
+}
+
+StopRequestHandler::~StopRequestHandler() {
+  ::sigaction(SIGINT, &g_old_int, nullptr);
+  ::sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int stop_requested_by() { return g_stop_signal; }
+
+int exit_code_for_stop(int signo) { return 128 + signo; }
+
+const char* stop_signal_name(int signo) {
+  if (signo == SIGINT) return "SIGINT";
+  if (signo == SIGTERM) return "SIGTERM";
+  return "signal";
+}
+
+}  // namespace runner::train

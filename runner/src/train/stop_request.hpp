@@ -1,0 +1,28 @@
+#pragma once
+// A user's SIGINT/SIGTERM during training, turned into a request the training loop answers at
+// its next safe point: every rank finishes its step, the run saves checkpoints/last.pt and its
+// report, and exits 130/143. A second signal stops the process at once. Torch-free.
+
+namespace runner::train {
+
+/// While it lives, SIGINT and SIGTERM set the stop request instead of ending the process; the
+/// first one says so on stderr (when `announce`), a second one ends the process as the signal
+/// would have. The previous handlers come back when it is destroyed.
+class StopRequestHandler {
+ public:
+  explicit StopRequestHandler(bool announce);
+  ~StopRequestHandler();
+  StopRequestHandler(const StopRequestHandler&) = delete;
+  StopRequestHandler& operator=(const StopRequestHandler&) = delete;
+};
+
+/// The signal that asked this process to stop (SIGINT or SIGTERM), or 0.
+int stop_requested_by();
+
+/// The exit code of a run stopped by `signo`: 128 + signo (130 for SIGINT, 143 for SIGTERM).
+int exit_code_for_stop(int signo);
+
+/// "SIGINT" / "SIGTERM" / "signal N".
+const char* stop_signal_name(int signo);
+
+}  // namespace runner::train
