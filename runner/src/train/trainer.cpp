@@ -115,18 +115,8 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
   scaler_ = std::make_unique<GradScaler>(so);
 
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
-  data::LoaderOptions lo;
-  lo.batch_size = static_cast<size_t>(batch_size_);
-  lo.shuffle = true;
-  lo.drop_last = true;
-  lo.num_workers = options_.data.num_workers;
-  lo.prefetch = options_.data.prefetch_batches;
-  lo.seed = options_.seed;
-  lo.rank = static_cast<size_t>(parts_.world->rank());
-  lo.world_size = static_cast<size_t>(parts_.world->world_size());
-  lo.pin_memory = parts_.device.is_cuda();
-  train_loader_ =
-      std::make_unique<data::DataLoader>(parts_.splits.train, parts_.train_pipeline, lo);
+  train_loader_ = std::make_unique<data::DataLoader>(
+      parts_.splits.train, parts_.train_pipeline, loader_options(batch_size_, /*training=*/true));
   if (train_loader_->num_batches() == 0) {
     throw ConfigError("train.batch_size " + std::to_string(batch_size_) + " x " +
                       std::to_string(parts_.world->world_size()) +
@@ -175,6 +165,20 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
 }
 
 Trainer::~Trainer() = default;
+
+data::LoaderOptions Trainer::loader_options(int64_t batch_size, bool training) const {
+  data::LoaderOptions lo;
+  lo.batch_size = static_cast<size_t>(batch_size);
+  lo.shuffle = training;    // evaluation keeps dataset order for gather_for_metrics
+  lo.drop_last = training;  // every rank takes the same number of steps
+  lo.num_workers = options_.data.num_workers;
+  lo.prefetch = options_.data.prefetch_batches;
+  lo.seed = options_.seed;
+  lo.rank = static_cast<size_t>(parts_.world->rank());
+  lo.world_size = static_cast<size_t>(parts_.world->world_size());
+  lo.pin_memory = parts_.device.is_cuda();
+  return lo;
+}
 
 void Trainer::LossTotals::add(const LossTotals& other) {
   sum += other.sum;
@@ -458,17 +462,8 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
 
 torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& dataset) {
   auto& world = *parts_.world;
-  data::LoaderOptions lo;
-  lo.batch_size = static_cast<size_t>(eval_batch_size_);
-  lo.shuffle = false;
-  lo.drop_last = false;
-  lo.num_workers = options_.data.num_workers;
-  lo.prefetch = options_.data.prefetch_batches;
-  lo.seed = options_.seed;
-  lo.rank = static_cast<size_t>(world.rank());
-  lo.world_size = static_cast<size_t>(world.world_size());
-  lo.pin_memory = parts_.device.is_cuda();
-  data::DataLoader loader(dataset, parts_.eval_pipeline, lo);
+  data::DataLoader loader(dataset, parts_.eval_pipeline,
+                          loader_options(eval_batch_size_, /*training=*/false));
   loader.start_epoch(0);
   if (world.is_main())
     spdlog::debug("inference pass: {} samples in {} batches of {} per process", dataset->size(),

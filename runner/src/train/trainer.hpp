@@ -131,6 +131,8 @@ class Trainer {
     bool save_due = false;
   };
   EpochResult train_epoch(int64_t epoch);
+  /// The loader settings of a training (shuffled, whole batches) or an evaluation pass.
+  data::LoaderOptions loader_options(int64_t batch_size, bool training) const;
   StepFlags agree_on_flags(bool save_due);
   /// Reads the device's sums since the last read (all ranks: a SUM and a MAX all-reduce, then
   /// one host read) into the window's and the epoch's totals, with the steps taken, the lr and
