@@ -7,7 +7,7 @@
 #include "optimizers/fused_adam.hpp"
 #include "runner/optim/optimizer.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 namespace {
 
@@ -42,4 +42,4 @@ void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
                "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
 }
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

@@ -1,6 +1,6 @@
 #include "optimizers/common.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 nlohmann::json optimizer_schema(double default_lr, double default_weight_decay,
                                 const nlohmann::json& properties) {
@@ -48,4 +48,4 @@ nlohmann::json adam_properties() {
         {"description", "Use the running maximum of v (AMSGrad)."}}}};
 }
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

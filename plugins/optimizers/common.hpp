@@ -6,7 +6,7 @@
 
 #include "runner/registries.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 /// An optimizer schema: lr (default `default_lr`), weight_decay (default `default_weight_decay`),
 /// exempt_norm_and_bias, plus `properties`, closed to unknown keys.
@@ -19,4 +19,4 @@ nlohmann::json adam_properties();
 void add_sgd_optimizer(Registry<OptimizerFactory>& registry);
 void add_adam_optimizers(Registry<OptimizerFactory>& registry);
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

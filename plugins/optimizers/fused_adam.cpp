@@ -9,7 +9,7 @@
 
 #include "optimizers/state_key.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 namespace {
 
 // One fused call's tensors: the kernel wants one device and dtype per call.
@@ -140,4 +140,4 @@ template class FusedAdam<torch::optim::Adam, torch::optim::AdamOptions,
 template class FusedAdam<torch::optim::AdamW, torch::optim::AdamWOptions,
                          torch::optim::AdamWParamState, true>;
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

@@ -16,7 +16,7 @@
 
 #include "runner/optim/optimizer.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 /// torch::optim::Adam (decoupled = false: weight decay added to the gradient) or AdamW (true:
 /// decoupled) with a fused step; amsgrad included.
@@ -46,4 +46,4 @@ using FusedAdamL2 =
 using FusedAdamW =
     FusedAdam<torch::optim::AdamW, torch::optim::AdamWOptions, torch::optim::AdamWParamState, true>;
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

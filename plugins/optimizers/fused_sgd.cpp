@@ -5,7 +5,7 @@
 
 #include "optimizers/state_key.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 torch::Tensor FusedSgd::step(torch::optim::Optimizer::LossClosure closure) {
   torch::Tensor loss = {};
@@ -68,4 +68,4 @@ void FusedSgd::fused_step(const torch::Tensor& lr, const torch::Tensor& found_in
   }
 }
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

@@ -13,7 +13,7 @@
 
 #include "runner/optim/optimizer.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 class FusedSgd : public torch::optim::SGD, public optim::Optimizer {
  public:
@@ -29,4 +29,4 @@ class FusedSgd : public torch::optim::SGD, public optim::Optimizer {
   void fused_step(const torch::Tensor& lr, const torch::Tensor& found_inf);
 };
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

@@ -4,8 +4,8 @@
 namespace runner {
 
 void register_builtin_optimizers(Registry<OptimizerFactory>& registry) {
-  optimizers::add_sgd_optimizer(registry);
-  optimizers::add_adam_optimizers(registry);
+  optim::add_sgd_optimizer(registry);
+  optim::add_adam_optimizers(registry);
 }
 
 }  // namespace runner

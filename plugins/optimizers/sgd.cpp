@@ -8,7 +8,7 @@
 #include "runner/error.hpp"
 #include "runner/optim/optimizer.hpp"
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
   nlohmann::json properties = {
@@ -54,4 +54,4 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
       "stochastic gradient descent with momentum/nesterov, weight decay added to the gradient");
 }
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

@@ -8,7 +8,7 @@
 
 #include <torch/torch.h>
 
-namespace runner::optimizers {
+namespace runner::optim {
 
 template <class Map>
 typename Map::key_type state_key(const Map&, const torch::Tensor& p) {
@@ -21,4 +21,4 @@ typename Map::key_type state_key(const Map&, const torch::Tensor& p) {
   }
 }
 
-}  // namespace runner::optimizers
+}  // namespace runner::optim

@@ -5,7 +5,7 @@
 
 #include "schedulers/warmup.hpp"
 
-namespace runner::schedulers {
+namespace runner::optim {
 
 namespace {
 
@@ -51,4 +51,4 @@ void add_cosine_scheduler(Registry<SchedulerFactory>& registry) {
       "cosine annealing from optimizer.lr to min_lr over the run (CosineAnnealingLR)");
 }
 
-}  // namespace runner::schedulers
+}  // namespace runner::optim

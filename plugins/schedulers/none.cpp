@@ -2,7 +2,7 @@
 
 #include "schedulers/warmup.hpp"
 
-namespace runner::schedulers {
+namespace runner::optim {
 
 namespace {
 
@@ -30,4 +30,4 @@ void add_none_scheduler(Registry<SchedulerFactory>& registry) {
       "constant lr (optimizer.lr), after an optional linear warmup");
 }
 
-}  // namespace runner::schedulers
+}  // namespace runner::optim

@@ -8,7 +8,7 @@
 
 #include "schedulers/warmup.hpp"
 
-namespace runner::schedulers {
+namespace runner::optim {
 
 namespace {
 
@@ -117,4 +117,4 @@ void add_onecycle_scheduler(Registry<SchedulerFactory>& registry) {
       "one-cycle policy: rise to the peak lr, then anneal far below (OneCycleLR)");
 }
 
-}  // namespace runner::schedulers
+}  // namespace runner::optim

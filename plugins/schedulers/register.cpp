@@ -4,10 +4,10 @@
 namespace runner {
 
 void register_builtin_schedulers(Registry<SchedulerFactory>& registry) {
-  schedulers::add_none_scheduler(registry);
-  schedulers::add_step_scheduler(registry);
-  schedulers::add_cosine_scheduler(registry);
-  schedulers::add_onecycle_scheduler(registry);
+  optim::add_none_scheduler(registry);
+  optim::add_step_scheduler(registry);
+  optim::add_cosine_scheduler(registry);
+  optim::add_onecycle_scheduler(registry);
 }
 
 }  // namespace runner

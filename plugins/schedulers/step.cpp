@@ -6,7 +6,7 @@
 #include "runner/error.hpp"
 #include "schedulers/warmup.hpp"
 
-namespace runner::schedulers {
+namespace runner::optim {
 
 namespace {
 
@@ -71,4 +71,4 @@ void add_step_scheduler(Registry<SchedulerFactory>& registry) {
       scheduler_schema(properties), "lr times gamma every step_size epochs or steps (StepLR)");
 }
 
-}  // namespace runner::schedulers
+}  // namespace runner::optim

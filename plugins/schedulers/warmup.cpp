@@ -5,7 +5,7 @@
 
 #include "runner/error.hpp"
 
-namespace runner::schedulers {
+namespace runner::optim {
 
 int64_t fitted_warmup_steps(const nlohmann::json& params, const optim::ScheduleContext& context) {
   const int64_t warmup = params.at("warmup_steps").get<int64_t>();
@@ -64,4 +64,4 @@ int64_t steps_after_warmup(const char* scheduler, const nlohmann::json& params,
   return rest;
 }
 
-}  // namespace runner::schedulers
+}  // namespace runner::optim

@@ -10,7 +10,7 @@
 #include "runner/optim/scheduler.hpp"
 #include "runner/registries.hpp"
 
-namespace runner::schedulers {
+namespace runner::optim {
 
 /// Linear warmup, then the subclass's schedule over the remaining steps. During step
 /// k < warmup_steps: lr = lr_after(0) * (f + (1 - f) * k / warmup_steps), f =
@@ -52,4 +52,4 @@ void add_step_scheduler(Registry<SchedulerFactory>& registry);
 void add_cosine_scheduler(Registry<SchedulerFactory>& registry);
 void add_onecycle_scheduler(Registry<SchedulerFactory>& registry);
 
-}  // namespace runner::schedulers
+}  // namespace runner::optim
