@@ -65,4 +65,12 @@ code, out = run("run", ["--resume", run_dir, "--set", "train.epochs=2"] + ranks_
 expect_nan_stop(out, run_dir, "resumed run")
 after = hashlib.sha256(open(last, "rb").read()).hexdigest() if os.path.exists(last) else None
 check(before is not None and before == after, "the diverged resumed run changed checkpoints/last.pt")
+# 3. A loss that is NaN for fewer steps than the patience: the run finishes, and its report and
+# curves render (the NaN values arrive as null in the JSON files they read).
+root = os.path.join(tmp, "c")
+code, out = run("run", [exp, "--set", f"output.root={root}", "--set", "optimizer.lr=1.0e30",
+                        "--set", "train.max_nonfinite_steps=1000"] + ranks_args(2), timeout=90)
+run_dir = only_run_dir(root, "nan")
+check("could not" not in out, f"a NaN run's report or curves failed:\n{out[-1500:]}")
+check(os.path.exists(os.path.join(run_dir, "report.html")), "a NaN run has its report.html")
 finish()

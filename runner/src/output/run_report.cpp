@@ -255,6 +255,13 @@ std::string curves_section(const Curves& c, const std::string& precision) {
   return html + "</div></section>";
 }
 
+// A number field of a record, NaN where it holds none: JSON has no NaN, so a diverged run's
+// values were written as null.
+double number_field(const json& record, const char* key) {
+  const auto it = record.find(key);
+  return it != record.end() && it->is_number() ? it->get<double>() : NAN;
+}
+
 std::string classification_section(const json& best, const json& examples) {
   if (!best.is_object() || !best.contains("confusion_matrix")) return "";
   const json& cm = best.at("confusion_matrix");
@@ -270,8 +277,8 @@ std::string classification_section(const json& best, const json& examples) {
       "<th>F1</th><th>support</th></tr>";
   for (const json& row : best.value("per_class", json::array()))
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        escape(row.value("class", "")), number(row.value("precision", NAN)),
-                        number(row.value("recall", NAN)), number(row.value("f1", NAN)),
+                        escape(row.value("class", "")), number(number_field(row, "precision")),
+                        number(number_field(row, "recall")), number(number_field(row, "f1")),
                         row.value("support", 0));
   html +=
       "</table><p>Rows: true class; columns: predicted.</p><table class=\"cm\" "
@@ -300,7 +307,7 @@ std::string classification_section(const json& best, const json& examples) {
       html += fmt::format(
           R"(<figure><img alt="sample {}" src="data:image/png;base64,{}"><figcaption>#{}<br>true {}<br><span class="wrong">predicted {}</span> {:.0f}%</figcaption></figure>)",
           e.value("index", 0), e.value("png", ""), e.value("index", 0), escape(e.value("true", "")),
-          escape(e.value("predicted", "")), 100 * e.value("confidence", 0.0));
+          escape(e.value("predicted", "")), 100 * number_field(e, "confidence"));
     html += "</div>";
   }
   return html + "</section>";

@@ -143,7 +143,8 @@ void write_text(const fs::path& path, const std::string& text) { std::ofstream(p
 void log_error_to_file(const std::string& text) {
   for (auto& sink : spdlog::default_logger()->sinks()) {
     if (!std::dynamic_pointer_cast<spdlog::sinks::basic_file_sink_mt>(sink)) continue;
-    sink->log(spdlog::details::log_msg("runner", spdlog::level::err, "error: " + text));
+    sink->log(
+        spdlog::details::log_msg("runner", spdlog::level::err, text));  // the level says "error"
     sink->flush();
   }
 }
