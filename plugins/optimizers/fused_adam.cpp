@@ -27,19 +27,13 @@ torch::Tensor FusedAdam<Base, GroupOptions, ParamState, decoupled>::step(
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  fused_step({}, {});
+  update({}, {});
   return loss;
 }
 
 template <class Base, class GroupOptions, class ParamState, bool decoupled>
 void FusedAdam<Base, GroupOptions, ParamState, decoupled>::update(const torch::Tensor& lr,
                                                                   const torch::Tensor& found_inf) {
-  fused_step(lr, found_inf);
-}
-
-template <class Base, class GroupOptions, class ParamState, bool decoupled>
-void FusedAdam<Base, GroupOptions, ParamState, decoupled>::fused_step(
-    const torch::Tensor& lr, const torch::Tensor& found_inf) {
   torch::NoGradGuard no_grad;
   const double first_lr = optim::first_group_lr(*this);
   const std::optional<torch::Tensor> skip =

@@ -26,16 +26,14 @@ class FusedAdam : public Base, public optim::Optimizer {
   using Base::Base;
 
   torch::optim::Optimizer& torch_optimizer() override { return *this; }
+  /// `lr` undefined (torch's step()): each group's own lr as a number.
   void update(const torch::Tensor& lr, const torch::Tensor& found_inf) override;
   void state_to_host() override;
   void state_from_host() override { step_counts_.clear(); }
-  /// torch's step(): the groups' own lr, never skipped.
+  /// torch's step(): update() with the groups' own lr, never skipped.
   torch::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
 
  private:
-  /// `lr` undefined: each group's own lr as a number.
-  void fused_step(const torch::Tensor& lr, const torch::Tensor& found_inf);
-
   /// Each parameter's step count as the float32 tensor on its device that the kernel reads (the
   /// truth while training; the state's int64 copy is written by state_to_host()).
   std::map<const void*, torch::Tensor> step_counts_;

@@ -13,15 +13,11 @@ torch::Tensor FusedSgd::step(torch::optim::Optimizer::LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  fused_step({}, {});
+  update({}, {});
   return loss;
 }
 
 void FusedSgd::update(const torch::Tensor& lr, const torch::Tensor& found_inf) {
-  fused_step(lr, found_inf);
-}
-
-void FusedSgd::fused_step(const torch::Tensor& lr, const torch::Tensor& found_inf) {
   torch::NoGradGuard no_grad;
   const double first_lr = optim::first_group_lr(*this);
   const std::optional<torch::Tensor> skip =

@@ -20,13 +20,10 @@ class FusedSgd : public torch::optim::SGD, public optim::Optimizer {
   using torch::optim::SGD::SGD;
 
   torch::optim::Optimizer& torch_optimizer() override { return *this; }
+  /// `lr` undefined (torch's step()): each group's own lr as a number.
   void update(const torch::Tensor& lr, const torch::Tensor& found_inf) override;
-  /// torch's step(): the groups' own lr, never skipped.
+  /// torch's step(): update() with the groups' own lr, never skipped.
   torch::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
-
- private:
-  /// `lr` undefined: each group's own lr as a number.
-  void fused_step(const torch::Tensor& lr, const torch::Tensor& found_inf);
 };
 
 }  // namespace runner::optim

@@ -39,9 +39,9 @@ struct LaunchOptions {
 
 /// `data` outside the plugin sections (dataset, transforms).
 struct DataOptions {
-  size_t num_workers = 2;       ///< loader threads per rank
-  size_t prefetch_batches = 4;  ///< batches prepared ahead per rank
-  std::optional<int64_t> limit_train, limit_val, limit_test;
+  size_t num_workers = 2;                                    ///< loader threads per rank
+  size_t prefetch_batches = 4;                               ///< batches prepared ahead per rank
+  std::optional<size_t> limit_train, limit_val, limit_test;  ///< data.limit.*
 };
 
 /// `train`: the loop.

@@ -23,17 +23,9 @@ data::DatasetSplits build_datasets(const config::Experiment& e) {
   data::DatasetContext context;
   context.seed = experiment.seed;
   context.config_dir = e.dir;
-  auto limit_of = [&](const char* split) -> std::optional<size_t> {
-    const std::optional<int64_t>& limit =
-        std::string(split) == "train" ? experiment.data.limit_train
-        : std::string(split) == "val" ? experiment.data.limit_val
-                                      : experiment.data.limit_test;
-    if (!limit) return std::nullopt;
-    return static_cast<size_t>(*limit);
-  };
-  context.limit_train = limit_of("train");
-  context.limit_val = limit_of("val");
-  context.limit_test = limit_of("test");
+  context.limit_train = experiment.data.limit_train;
+  context.limit_val = experiment.data.limit_val;
+  context.limit_test = experiment.data.limit_test;
   const auto& entry = registries().datasets.at(dataset.at("name").get<std::string>());
   data::DatasetSplits splits = entry.factory(plugin_params(dataset), context);
   if (context.limit_train) splits.train = data::limit_dataset(splits.train, *context.limit_train);
