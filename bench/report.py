@@ -67,7 +67,7 @@ p("```\n")
 p("## Results\n")
 p("images/s: steady-state training images/s over all ranks (first 3 batches excluded). floor: "
   "forward+backward+Adam on ready tensors in one process (`floor_bench`; for 2 processes two run "
-  "at once and their rates add). py floor: the same in Python. mem: peak of the summed RSS (PSS) "
+  "at once and their rates add; median over one measurement per repetition). py floor: the same in Python. mem: peak of the summed RSS (PSS) "
   "of the whole process tree (launcher, ranks, loader workers), sampled every 50 ms by "
   "bench/monitor.py. first step: seconds from command start to the end of the first optimizer "
   "step. acc: best validation accuracy after the same number of steps.\n")

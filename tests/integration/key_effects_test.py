@@ -173,6 +173,19 @@ def main():
               f"{small} vs default {default}")
         check(all(abs(x - y) < 1e-4 * max(1.0, abs(y)) for x, y in zip(losses(d), losses(gloo))),
               f"more buckets average the same gradients: {losses(d)} vs {losses(gloo)}")
+        # train.grad_transport: 2 CPU ranks on one host average through shared memory by default;
+        # process_group sends them through Gloo. For 2 ranks both averages are exact ((a+b)/2 and
+        # a/2+b/2 round alike), so the losses are the same bits.
+        _, pg = r.run(*two, "train.grad_transport=process_group")
+        transports = (r.summary(gloo).get("gradient_sync", {}).get("transport"),
+                      r.summary(pg).get("gradient_sync", {}).get("transport"))
+        check(transports == ("shared_memory", "gloo"),
+              f"grad_transport auto on one host uses shared memory, process_group Gloo: {transports}")
+        check(losses(gloo) == losses(pg) and len(losses(pg)) > 0,
+              f"both transports average to the same gradients: {losses(gloo)} vs {losses(pg)}")
+        out, _ = r.run(*two, "train.grad_transport=shared_memory", "train.grad_comm=bf16", expect=2)
+        check("train.grad_transport: shared_memory" in out and "grad_comm is bf16" in out,
+              f"shared_memory with bf16 gradients: exit 2 naming both keys\n{out[-600:]}")
         if not os.path.exists("/dev/nvidia0"):
             out, _ = r.run(*two, "launch.backend=nccl", expect=2)
             check("launch.backend is nccl but no CUDA" in out and out.count("error:") == 1,
@@ -193,6 +206,8 @@ def main():
         check("2 process(es)" in outs[0] and os.path.exists(os.path.join(node_dir, "summary.json"))
               and r.summary(node_dir).get("world_size") == 2,
               f"nnodes=2 x 1 process: node 0 leads a world of 2 ranks\n{outs[0][-800:]}")
+        check(r.summary(node_dir).get("gradient_sync", {}).get("transport") == "gloo",
+              "ranks on two nodes average through Gloo (grad_transport auto: no shared memory)")
         # datasets.synthetic: noise and seed change the data (the first step's loss)
         first = lambda d: metrics(d, "step")[0]["loss"]
         _, a = r.run()

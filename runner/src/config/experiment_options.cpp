@@ -103,6 +103,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   t.bn_sync = get<std::string>(doc, "train.bn_sync");
   t.bucket_cap_mb = get<double>(doc, "train.bucket_cap_mb");
   t.grad_comm = get<std::string>(doc, "train.grad_comm");
+  t.grad_transport = get<std::string>(doc, "train.grad_transport");
   t.find_unused_parameters = get<bool>(doc, "train.find_unused_parameters");
   t.deterministic = get<bool>(doc, "train.deterministic");
 

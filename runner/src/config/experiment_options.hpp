@@ -65,7 +65,8 @@ struct TrainOptions {
   int64_t log_every_steps = 50;
   std::string bn_sync = "broadcast";  ///< broadcast, local, sync
   double bucket_cap_mb = 25;
-  std::string grad_comm = "fp32";  ///< fp32, fp16, bf16
+  std::string grad_comm = "fp32";       ///< fp32, fp16, bf16
+  std::string grad_transport = "auto";  ///< auto, shared_memory, process_group
   bool find_unused_parameters = false;
   bool deterministic = false;
 };

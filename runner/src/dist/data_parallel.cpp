@@ -5,6 +5,10 @@
 #include <torch/csrc/distributed/c10d/comm.hpp>
 #include <torch/csrc/distributed/c10d/default_comm_hooks.hpp>
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "dist/shared_memory_all_reduce.hpp"
 #include "dist/world_impl.hpp"
 #include "runner/error.hpp"
 
@@ -17,6 +21,7 @@ struct DataParallel::State {
   std::shared_ptr<c10d::Logger> logger;
   std::vector<torch::Tensor> buffers;
   size_t bucket_count = 0;  ///< of the first assignment (the reducer rebuilds after step 1)
+  std::shared_ptr<SharedMemoryAllReduce> shared_memory;  ///< null: the process group averages
 };
 
 namespace {
@@ -40,6 +45,58 @@ class Bf16CompressHook : public c10d::CppCommHookInterface<c10::intrusive_ptr<c1
         reduced->elementType());
   }
 };
+
+// Averages each bucket through shared memory on the autograd thread, before backward goes on:
+// on CPU ranks that share the cores there is nothing to overlap with. A bucket it cannot take
+// (another dtype) goes through the process group, as DDP's default hook.
+class SharedMemoryHook : public c10d::CommHookInterface {
+ public:
+  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce,
+                   c10::intrusive_ptr<c10d::ProcessGroup> group)
+      : all_reduce_(std::move(all_reduce)), group_(std::move(group)) {}
+
+  c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
+    at::Tensor buffer = bucket.getBufferRef();
+    if (buffer.is_cpu() && buffer.is_contiguous() &&
+        (buffer.scalar_type() == at::kFloat || buffer.scalar_type() == at::kDouble)) {
+      if (buffer.scalar_type() == at::kFloat)
+        all_reduce_->average(buffer.data_ptr<float>(), static_cast<size_t>(buffer.numel()));
+      else
+        all_reduce_->average(buffer.data_ptr<double>(), static_cast<size_t>(buffer.numel()));
+      auto done = c10::make_intrusive<c10::ivalue::Future>(c10::TensorType::get());
+      done->markCompleted(c10::IValue(buffer));
+      return done;
+    }
+    buffer.div_(group_->getSize());
+    std::vector<at::Tensor> tensors = {buffer};
+    return group_->allreduce(tensors)->getFuture();
+  }
+
+  at::Tensor parseHookResult(const c10::IValue& result) override {
+    return result.isTensor() ? result.toTensor() : result.toTensorVector()[0];
+  }
+
+ private:
+  std::shared_ptr<SharedMemoryAllReduce> all_reduce_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+};
+
+// Why this run's gradients cannot go through shared memory, or "" when they can.
+std::string shared_memory_unsuitable(const World& world, const DataParallelOptions& options,
+                                     const std::vector<torch::Tensor>& params) {
+  if (world.backend() != "gloo")
+    return "it is for CPU ranks, this run's gradients go by " + world.backend();
+  if (world.local_world_size() != world.world_size())
+    return "it needs every rank on one host, this run spans " +
+           std::to_string(world.world_size() / std::max(1, world.local_world_size())) + " nodes";
+  if (options.grad_comm != "fp32")
+    return "it averages fp32 gradients, train.grad_comm is " + options.grad_comm;
+  for (const auto& p : params)
+    if (p.scalar_type() != torch::kFloat && p.scalar_type() != torch::kDouble)
+      return "it averages float32/float64 gradients, the model has " +
+             std::string(c10::toString(p.scalar_type())) + " parameters";
+  return "";
+}
 
 // Whether `a` and `b` address the same elements at the same offsets: strides may differ only
 // in dimensions of size 1, which no index ever steps through.
@@ -72,6 +129,10 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
   if (!module_) throw Error("DataParallel: no model given");
   if (options_.grad_comm != "fp32" && options_.grad_comm != "fp16" && options_.grad_comm != "bf16")
     throw ConfigError("train.grad_comm '" + options_.grad_comm + "': expected fp32, fp16 or bf16");
+  if (options_.grad_transport != "auto" && options_.grad_transport != "shared_memory" &&
+      options_.grad_transport != "process_group")
+    throw ConfigError("train.grad_transport '" + options_.grad_transport +
+                      "': expected auto, shared_memory or process_group");
   if (options_.bucket_cap_mb <= 0) {
     throw ConfigError("distributed bucket_cap_mb must be positive (got " +
                       std::to_string(options_.bucket_cap_mb) + ")");
@@ -98,10 +159,13 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
   std::reverse(buckets.begin(), buckets.end());
   std::reverse(limits.begin(), limits.end());
   state_->bucket_count = buckets.size();
+  // gradient_as_bucket_view: after the all-reduce each .grad is a view of its bucket, as DDP's
+  // gradient_as_bucket_view=True, so the averaged gradients are not copied back out (198 MB
+  // per step for convnext_small). Nothing here detaches or resizes a .grad, its one caveat.
   with_rank_context(*world_, "setting up gradient all-reduce", [&] {
     state_->reducer = compat::make_reducer(params, buckets, limits, world_->impl()->group, cap,
                                            options_.find_unused_parameters,
-                                           /*gradient_as_bucket_view=*/false, first_cap);
+                                           /*gradient_as_bucket_view=*/true, first_cap);
     state_->logger = std::make_shared<c10d::Logger>(state_->reducer);
     state_->reducer->set_logger(state_->logger);
     if (options_.grad_comm == "fp16")
@@ -110,6 +174,31 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
       state_->reducer->register_comm_hook(
           std::make_unique<Bf16CompressHook>(world_->impl()->group));
   });
+  if (options_.grad_transport == "process_group") return;
+  const std::string unsuitable = shared_memory_unsuitable(*world_, options_, params);
+  const bool required = options_.grad_transport == "shared_memory";
+  if (!unsuitable.empty()) {
+    if (required)
+      throw ConfigError("train.grad_transport: shared_memory cannot be used here: " + unsuitable +
+                        " (use auto or process_group)");
+    return;
+  }
+  std::string why_not;
+  state_->shared_memory = join_shared_memory_all_reduce(*world_, why_not);
+  if (!state_->shared_memory) {
+    const std::string message = fmt::format(
+        "rank {}: gradients cannot go through shared memory ({})", world_->rank(), why_not);
+    if (required) throw Error(message + "; set train.grad_transport: process_group");
+    if (world_->is_main()) spdlog::warn("{}; they go through Gloo instead", message);
+    return;
+  }
+  state_->reducer->register_comm_hook(
+      std::make_unique<SharedMemoryHook>(state_->shared_memory, world_->impl()->group));
+}
+
+std::string DataParallel::transport() const {
+  if (!state_ || !state_->reducer) return "none";
+  return state_->shared_memory ? "shared_memory" : world_->backend();
 }
 
 size_t DataParallel::bucket_count() const { return state_ ? state_->bucket_count : 0; }
@@ -142,8 +231,8 @@ void DataParallel::before_backward(const std::vector<torch::Tensor>& outputs, bo
 void DataParallel::zero_grad() {
   // As torch's zero_grad(set_to_none=True), Python's default: the next backward writes fresh
   // gradients instead of adding to zeros, which saves writing and then re-reading every
-  // gradient each step (for convnext_small, 200 MB of each per step). The reducer makes a
-  // gradient it finds undefined.
+  // gradient each step (for convnext_small, 200 MB of each per step). The reducer copies the
+  // fresh gradient into its bucket and points .grad at the bucket's view again.
   for (auto& p : module_->parameters()) p.mutable_grad() = torch::Tensor();
 }
 

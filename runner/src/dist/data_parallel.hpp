@@ -29,6 +29,10 @@ struct DataParallelOptions {
   /// bf16_compress_hook: each bucket is cast, divided by the world size, all-reduced and cast
   /// back; half the bytes, at half-precision rounding of the averaged gradient).
   std::string grad_comm = "fp32";
+  /// How gradients travel: "auto" (through shared memory when every rank is a CPU process on
+  /// one host and gradients go in fp32, else the process group), "shared_memory" (required: an
+  /// error where it cannot be used), "process_group" (Gloo or NCCL, as PyTorch's DDP).
+  std::string grad_transport = "auto";
 };
 
 /// Makes `param`'s gradients arrive with `param`'s own strides where they differ only in
@@ -58,6 +62,8 @@ class DataParallel {
   const DataParallelOptions& options() const { return options_; }
   /// Gradient buckets of the reducer as set up (by bucket_cap_mb); 0 in a one-process world.
   size_t bucket_count() const;
+  /// What averages the gradients: "shared_memory", "gloo", "nccl", or "none" (one process).
+  std::string transport() const;
 
  private:
   struct State;

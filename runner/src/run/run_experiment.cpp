@@ -429,7 +429,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     summary["model_memory_format"] = memory_format_of(trainer.model());
     if (const dist::DataParallel* dp = trainer.data_parallel())  // train.bucket_cap_mb, ...
       summary["gradient_sync"] = {{"buckets", dp->bucket_count()},
-                                  {"find_unused_parameters", dp->options().find_unused_parameters}};
+                                  {"find_unused_parameters", dp->options().find_unused_parameters},
+                                  {"transport", dp->transport()}};
   }
   write_summary("finished", {});
   if (world->is_main()) {

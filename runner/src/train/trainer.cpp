@@ -96,6 +96,7 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
   dp.bucket_cap_mb = train.bucket_cap_mb;
   dp.find_unused_parameters = train.find_unused_parameters;
   dp.grad_comm = train.grad_comm;
+  dp.grad_transport = train.grad_transport;
   dp.broadcast_buffers = train.bn_sync == "broadcast";
   // Attached before DataParallel so that the first training forward already synchronises.
   if (train.bn_sync == "sync") {

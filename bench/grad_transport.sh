@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# How gradients travel between 2 CPU ranks (train.grad_transport): shared memory (runner's
+# default on one host) against Gloo (PyTorch DDP's way), interleaved with the compute floor
+# (two floor_bench at once), on convnext_small 56 px, batch 16 per rank, fp32, 1 thread per rank.
+# Prints one line per run; ratios of neighbouring lines are what mean something.
+#
+#   bench/grad_transport.sh            (REPS=3, STEPS=40; BUILD_DIR=build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+REPS=${REPS:-3}
+STEPS=${STEPS:-40}
+OUT=${OUT:-bench/out/grad_transport}
+PYTHON=${PYTHON:-.venv/bin/python}
+mkdir -p "$OUT"
+cat >"$OUT/experiment.yaml" <<YAML
+name: grad_transport
+seed: 42
+launch: {num_processes: 2, device: cpu, threads_per_process: 1}
+precision: fp32
+data:
+  dataset: {name: mnist, root: /usr/share/datasets/fashion-mnist, val_split: 50000}
+  train_transforms:
+    - {name: horizontal_flip, p: 0.5}
+    - {name: vertical_flip, p: 0.5}
+    - {name: random_brightness_contrast, p: 0.2}
+    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
+    - {name: normalize, mean: 0.2860, std: 0.3530}
+  eval_transforms:
+    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
+    - {name: normalize, mean: 0.2860, std: 0.3530}
+  num_workers: 2
+  limit: {val: 64, test: 64}
+model: {backbone: convnext_small, in_chans: 1, num_classes: 10}
+optimizer: {name: adam, lr: 1e-3}
+loss: {name: cross_entropy}
+metrics: [{name: accuracy}]
+train: {epochs: 1, batch_size: 16, eval_batch_size: 32, max_steps: $STEPS}
+YAML
+for rep in $(seq 1 "$REPS"); do
+  "$BUILD_DIR/bench/floor_bench" convnext_small 56 16 1 24 3 >"$OUT/floor0.json" &
+  "$BUILD_DIR/bench/floor_bench" convnext_small 56 16 1 24 3 >"$OUT/floor1.json"
+  wait
+  "$PYTHON" -c "import json,sys; print('rep $rep floor (2 x 1 thread): %.1f img/s' % sum(json.load(open(f))['images_per_s'] for f in sys.argv[1:]))" "$OUT/floor0.json" "$OUT/floor1.json"
+  for transport in auto process_group; do
+    rm -rf "$OUT/$transport"
+    "$BUILD_DIR/runner/runner" run "$OUT/experiment.yaml" --set "output.run_dir=$OUT/$transport" \
+      --set "train.grad_transport=$transport" >"$OUT/$transport.log" 2>&1
+    "$PYTHON" -c "import json,sys; s=json.load(open(sys.argv[1])); print('rep $rep runner %-14s %.1f img/s (%s)' % ('$transport', s['train_images_per_s'], s['gradient_sync']['transport']))" "$OUT/$transport/summary.json"
+  done
+done

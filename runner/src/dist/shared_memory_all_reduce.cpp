@@ -1,0 +1,347 @@
+#include "dist/shared_memory_all_reduce.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <random>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <torch/torch.h>
+
+#include "dist/world.hpp"
+#include "dist/world_impl.hpp"
+#include "runner/error.hpp"
+
+namespace runner::dist {
+
+namespace {
+
+constexpr uint64_t kSegmentMagic = 0x72756e6e65725348ULL;  // "runnerSH"
+constexpr size_t kCacheLine = 64;
+constexpr size_t kPage = 4096;
+constexpr int kSpinsBeforeSleep = 2000;  // ~0.1 ms of pause: ranks in step arrive within it
+constexpr auto kSleepSlice = std::chrono::milliseconds(50);
+constexpr auto kLivenessEvery = std::chrono::milliseconds(200);
+
+size_t round_up(size_t n, size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Shared (not private) futex operations: the word lives in a mapping of several processes.
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::milliseconds slice) {
+  timespec timeout{static_cast<time_t>(slice.count() / 1000),
+                   static_cast<long>(slice.count() % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &timeout, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+// Each rank reduces its own share: the sum of its data and every other rank's staged copy of
+// that share, divided by the world size, written back in place and published in its own slot
+// for the others to copy. Blocks of the accumulator stay in L1.
+template <typename T>
+void reduce_share(T* __restrict own, const std::vector<const T*>& others, T* __restrict published,
+                  size_t count, T world_size) {
+  constexpr size_t kBlock = 1024;
+  T sum[kBlock];
+  for (size_t begin = 0; begin < count; begin += kBlock) {
+    const size_t n = std::min(kBlock, count - begin);
+    for (size_t i = 0; i < n; ++i) sum[i] = own[begin + i];
+    for (const T* __restrict other : others)
+      for (size_t i = 0; i < n; ++i) sum[i] += other[begin + i];
+    for (size_t i = 0; i < n; ++i) {
+      const T mean = sum[i] / world_size;
+      own[begin + i] = mean;
+      published[begin + i] = mean;
+    }
+  }
+}
+
+}  // namespace
+
+// What lives at the start of the segment: the header, then one record per rank, each on its
+// own cache line so that ranks arriving at a barrier do not contend for one line.
+struct SharedMemoryAllReduce::Layout {
+  struct alignas(kCacheLine) Header {
+    std::atomic<uint64_t> magic;
+    uint32_t world_size;
+    uint64_t chunk_bytes;
+    uint64_t bytes;
+    alignas(kCacheLine) std::atomic<uint32_t> wake;  ///< futex word: bumped by every arrival
+    std::atomic<uint32_t> sleepers;                  ///< ranks in futex_wait (skip the wake call)
+  };
+  struct alignas(kCacheLine) RankRecord {
+    std::atomic<uint64_t> arrived;  ///< barriers this rank has reached
+    std::atomic<int32_t> pid;
+  };
+
+  static size_t slots_offset(int world_size) {
+    return round_up(sizeof(Header) + sizeof(RankRecord) * world_size, kPage);
+  }
+  static size_t segment_bytes(int world_size, size_t chunk_bytes) {
+    return slots_offset(world_size) + 2 * static_cast<size_t>(world_size) * chunk_bytes;
+  }
+  static Header* header(void* base) { return static_cast<Header*>(base); }
+  static RankRecord* record(void* base, int rank) {
+    return reinterpret_cast<RankRecord*>(static_cast<unsigned char*>(base) + sizeof(Header)) + rank;
+  }
+};
+
+std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::create(int world_size,
+                                                                     double timeout_s,
+                                                                     size_t chunk_bytes) {
+  chunk_bytes = round_up(std::max<size_t>(chunk_bytes, kPage), kCacheLine);
+  std::random_device entropy;
+  const uint64_t token = (uint64_t{entropy()} << 32) | entropy();
+  const std::string name = fmt::format("/runner-grad-{}-{:016x}", getpid(), token);
+  const size_t bytes = Layout::segment_bytes(world_size, chunk_bytes);
+  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0)
+    throw Error(
+        fmt::format("cannot create shared memory segment {}: {}", name, std::strerror(errno)));
+  // Reserve the pages now: a full /dev/shm (64 MB in a default container) is an error here,
+  // not a SIGBUS in the middle of a backward pass.
+  int reserve_error = ftruncate(fd, static_cast<off_t>(bytes)) == 0
+                          ? posix_fallocate(fd, 0, static_cast<off_t>(bytes))
+                          : errno;
+  void* base = reserve_error == 0
+                   ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)
+                   : MAP_FAILED;
+  if (reserve_error == 0 && base == MAP_FAILED) reserve_error = errno;
+  close(fd);
+  if (reserve_error != 0) {
+    shm_unlink(name.c_str());
+    throw Error(fmt::format("/dev/shm has no room for a {:.1f} MiB segment ({})",
+                            static_cast<double>(bytes) / (1 << 20), std::strerror(reserve_error)));
+  }
+  auto* header = new (base) Layout::Header();
+  header->world_size = static_cast<uint32_t>(world_size);
+  header->chunk_bytes = chunk_bytes;
+  header->bytes = bytes;
+  for (int rank = 0; rank < world_size; ++rank)
+    new (Layout::record(base, rank)) Layout::RankRecord();
+  Layout::record(base, 0)->pid.store(getpid());
+  header->magic.store(kSegmentMagic, std::memory_order_release);
+  return std::unique_ptr<SharedMemoryAllReduce>(
+      new SharedMemoryAllReduce(name, 0, world_size, timeout_s, base, bytes));
+}
+
+std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::attach(const std::string& name,
+                                                                     int rank, int world_size,
+                                                                     double timeout_s) {
+  const int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0)
+    throw Error(
+        fmt::format("rank {} cannot open shared memory segment {} ({}): not on the "
+                    "same host as rank 0?",
+                    rank, name, std::strerror(errno)));
+  struct stat info {};
+  const size_t bytes = fstat(fd, &info) == 0 ? static_cast<size_t>(info.st_size) : 0;
+  void* base = bytes >= sizeof(Layout::Header)
+                   ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0)
+                   : MAP_FAILED;
+  close(fd);
+  if (base == MAP_FAILED)
+    throw Error(fmt::format("rank {} cannot map shared memory segment {}", rank, name));
+  auto* header = Layout::header(base);
+  if (header->magic.load(std::memory_order_acquire) != kSegmentMagic ||
+      header->world_size != static_cast<uint32_t>(world_size) || header->bytes != bytes) {
+    munmap(base, bytes);
+    throw Error(fmt::format("rank {}: shared memory segment {} is not one made for {} ranks", rank,
+                            name, world_size));
+  }
+  Layout::record(base, rank)->pid.store(getpid());
+  return std::unique_ptr<SharedMemoryAllReduce>(
+      new SharedMemoryAllReduce(name, rank, world_size, timeout_s, base, bytes));
+}
+
+SharedMemoryAllReduce::SharedMemoryAllReduce(std::string name, int rank, int world_size,
+                                             double timeout_s, void* base, size_t bytes)
+    : name_(std::move(name)),
+      rank_(rank),
+      world_size_(world_size),
+      timeout_s_(timeout_s),
+      base_(base),
+      bytes_(bytes),
+      chunk_bytes_(Layout::header(base)->chunk_bytes) {}
+
+SharedMemoryAllReduce::~SharedMemoryAllReduce() {
+  for (int fd : peer_pidfds_)
+    if (fd >= 0) close(fd);
+  if (rank_ == 0 && !unlinked_) shm_unlink(name_.c_str());
+  munmap(base_, bytes_);
+}
+
+void SharedMemoryAllReduce::all_attached() {
+  if (rank_ == 0 && !unlinked_) shm_unlink(name_.c_str());
+  unlinked_ = true;
+  // A pidfd turns readable when its process exits, zombie or not (kill(pid, 0) still finds a
+  // zombie its parent has not reaped yet).
+  peer_pidfds_.assign(world_size_, -1);
+  for (int rank = 0; rank < world_size_; ++rank) {
+    const int32_t pid = Layout::record(base_, rank)->pid.load();
+    if (rank != rank_ && pid > 0)
+      peer_pidfds_[rank] = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  }
+}
+
+bool SharedMemoryAllReduce::has_exited(int rank) const {
+  if (rank >= static_cast<int>(peer_pidfds_.size()) || peer_pidfds_[rank] < 0) return false;
+  pollfd exit_event{peer_pidfds_[rank], POLLIN, 0};
+  return poll(&exit_event, 1, 0) > 0;
+}
+
+unsigned char* SharedMemoryAllReduce::slot(int parity, int rank) const {
+  return static_cast<unsigned char*>(base_) + Layout::slots_offset(world_size_) +
+         (static_cast<size_t>(parity) * world_size_ + rank) * chunk_bytes_;
+}
+
+std::vector<int> SharedMemoryAllReduce::ranks_behind(uint64_t barrier) const {
+  std::vector<int> behind;
+  for (int rank = 0; rank < world_size_; ++rank)
+    if (Layout::record(base_, rank)->arrived.load(std::memory_order_acquire) < barrier)
+      behind.push_back(rank);
+  return behind;
+}
+
+void SharedMemoryAllReduce::barrier() {
+  using Clock = std::chrono::steady_clock;
+  const uint64_t target = ++barriers_;
+  auto* header = Layout::header(base_);
+  Layout::record(base_, rank_)->arrived.store(target, std::memory_order_release);
+  header->wake.fetch_add(1);
+  if (header->sleepers.load() > 0) futex_wake_all(&header->wake);
+
+  for (int spin = 0; spin < kSpinsBeforeSleep; ++spin) {
+    if (ranks_behind(target).empty()) return;
+    cpu_relax();
+  }
+  const auto start = Clock::now();
+  auto next_liveness_check = start + kLivenessEvery;
+  for (;;) {
+    // Announce the sleep before reading the word: an arrival after this read changes the word,
+    // so the wait returns at once; one before it is seen by the check below.
+    header->sleepers.fetch_add(1);
+    const uint32_t seen = header->wake.load();
+    if (!ranks_behind(target).empty()) futex_wait(&header->wake, seen, kSleepSlice);
+    header->sleepers.fetch_sub(1);
+    const std::vector<int> behind = ranks_behind(target);
+    if (behind.empty()) return;
+    const auto now = Clock::now();
+    if (now >= next_liveness_check) {
+      next_liveness_check = now + kLivenessEvery;
+      for (int rank : behind) {
+        const int32_t pid = Layout::record(base_, rank)->pid.load();
+        if (has_exited(rank))
+          throw Error(fmt::format(
+              "rank {}: rank {} (process {}) exited during the gradient all-reduce (shared "
+              "memory); its log says why",
+              rank_, rank, pid));
+      }
+    }
+    if (std::chrono::duration<double>(now - start).count() > timeout_s_)
+      throw Error(fmt::format(
+          "rank {}: rank(s) {} did not reach the gradient all-reduce (shared memory) within {:.0f} "
+          "s; see their logs (a rank stuck in data loading or a debugger?)",
+          rank_, fmt::join(behind, ", "), timeout_s_));
+  }
+}
+
+template <typename T>
+void SharedMemoryAllReduce::average_chunked(T* data, size_t count) {
+  const size_t per_chunk = chunk_bytes_ / sizeof(T);
+  std::vector<const T*> others;
+  for (size_t start = 0; start < count; start += per_chunk) {
+    const size_t n = std::min(per_chunk, count - start);
+    T* chunk = data + start;
+    const int parity = static_cast<int>(chunks_++ & 1);
+    // Shares start on cache-line boundaries, so no two ranks write one line.
+    const size_t share = round_up((n + world_size_ - 1) / world_size_, kCacheLine / sizeof(T));
+    auto share_begin = [&](int rank) { return std::min(n, share * static_cast<size_t>(rank)); };
+    auto share_size = [&](int rank) { return share_begin(rank + 1) - share_begin(rank); };
+    auto* own_slot = reinterpret_cast<T*>(slot(parity, rank_));
+
+    for (int rank = 0; rank < world_size_; ++rank)
+      if (rank != rank_)
+        std::memcpy(own_slot + share_begin(rank), chunk + share_begin(rank),
+                    share_size(rank) * sizeof(T));
+    barrier();
+    others.clear();
+    for (int rank = 0; rank < world_size_; ++rank)
+      if (rank != rank_)
+        others.push_back(reinterpret_cast<const T*>(slot(parity, rank)) + share_begin(rank_));
+    reduce_share(chunk + share_begin(rank_), others, own_slot + share_begin(rank_),
+                 share_size(rank_), static_cast<T>(world_size_));
+    barrier();
+    for (int rank = 0; rank < world_size_; ++rank)
+      if (rank != rank_)
+        std::memcpy(chunk + share_begin(rank),
+                    reinterpret_cast<const T*>(slot(parity, rank)) + share_begin(rank),
+                    share_size(rank) * sizeof(T));
+  }
+}
+
+// Rank 0 creates the segment and sends its name; every rank attaches; the ranks agree whether
+// all of them could.
+std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& world,
+                                                                     std::string& why_not,
+                                                                     size_t chunk_bytes) {
+  const double timeout_s = std::chrono::duration<double>(world.impl()->timeout).count();
+  constexpr int64_t kNameLength = 96;
+  std::shared_ptr<SharedMemoryAllReduce> all_reduce;
+  auto name = torch::zeros({kNameLength}, torch::kInt64);
+  if (world.is_main()) {
+    try {
+      all_reduce = SharedMemoryAllReduce::create(world.world_size(), timeout_s, chunk_bytes);
+      for (size_t i = 0; i < all_reduce->name().size() && i + 1 < kNameLength; ++i)
+        name[static_cast<int64_t>(i)] = static_cast<int64_t>(all_reduce->name()[i]);
+    } catch (const Error& e) {
+      why_not = e.what();
+    }
+  }
+  std::vector<torch::Tensor> sent = {name};
+  world.broadcast_(sent, 0);
+  if (!world.is_main() && name[0].item<int64_t>() != 0) {
+    std::string text;
+    for (int64_t i = 0; i < kNameLength && name[i].item<int64_t>() != 0; ++i)
+      text += static_cast<char>(name[i].item<int64_t>());
+    try {
+      all_reduce = SharedMemoryAllReduce::attach(text, world.rank(), world.world_size(), timeout_s);
+    } catch (const Error& e) {
+      why_not = e.what();
+    }
+  }
+  const bool everyone = world.all_reduce(all_reduce ? 1.0 : 0.0, ReduceOp::kMin) > 0;
+  if (all_reduce) all_reduce->all_attached();
+  if (!everyone) {
+    if (why_not.empty()) why_not = "another rank could not open the segment (not on this host?)";
+    return nullptr;
+  }
+  return all_reduce;
+}
+
+void SharedMemoryAllReduce::average(float* data, size_t count) { average_chunked(data, count); }
+void SharedMemoryAllReduce::average(double* data, size_t count) { average_chunked(data, count); }
+
+}  // namespace runner::dist

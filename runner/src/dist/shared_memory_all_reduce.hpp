@@ -1,0 +1,86 @@
+#pragma once
+// An all-reduce for ranks on one host through one POSIX shared memory segment (torch-free but
+// for the join over a World). Each rank
+// stages the parts of a chunk the others own, reduces its own part from everyone's staging
+// slots, and copies the others' results back: on CPU, no socket copies through the kernel and
+// no communication thread competing with the compute threads for the cores (Gloo over
+// loopback TCP costs ~80 ms of CPU per 198 MB all-reduce on 2 ranks; this ~40 ms).
+//
+// Chunks alternate between two sets of staging slots, so two barriers per chunk suffice: a
+// rank rewrites a slot set only after every rank has passed the barrier of the chunk between.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace runner::dist {
+
+class World;
+
+class SharedMemoryAllReduce {
+ public:
+  /// Bytes of one rank's staging slot (two per rank): small enough to stay in cache between
+  /// staging and reducing, large enough that a barrier is rare.
+  static constexpr size_t kDefaultChunkBytes = size_t{1} << 20;
+
+  /// Creates a fresh segment for `world_size` ranks and joins it as rank 0. Throws runner::Error
+  /// saying why (e.g. /dev/shm too small for it) when it cannot.
+  static std::unique_ptr<SharedMemoryAllReduce> create(int world_size, double timeout_s,
+                                                       size_t chunk_bytes = kDefaultChunkBytes);
+  /// Joins the segment `name` (create()'s name()) as `rank`. Throws runner::Error when there is
+  /// no such segment here (another host) or it was made for another world size.
+  static std::unique_ptr<SharedMemoryAllReduce> attach(const std::string& name, int rank,
+                                                       int world_size, double timeout_s);
+  ~SharedMemoryAllReduce();
+  SharedMemoryAllReduce(const SharedMemoryAllReduce&) = delete;
+  SharedMemoryAllReduce& operator=(const SharedMemoryAllReduce&) = delete;
+
+  const std::string& name() const { return name_; }
+  /// Call on every rank once every rank has attached. Rank 0 removes the segment's name (the
+  /// memory lives on until the last rank unmaps it: nothing is left in /dev/shm when a rank
+  /// dies); each rank opens a pidfd of every other rank's process it can see, to notice its exit.
+  void all_attached();
+
+  /// Replaces `data` on every rank by the element-wise mean over the ranks (every rank gets the
+  /// same bits). Every rank calls it with the same count, in the same order as its other calls.
+  /// Throws runner::Error naming this rank and the missing ones when a rank exits or does not
+  /// arrive within the timeout.
+  void average(float* data, size_t count);
+  void average(double* data, size_t count);
+
+ private:
+  struct Layout;
+  SharedMemoryAllReduce(std::string name, int rank, int world_size, double timeout_s, void* base,
+                        size_t bytes);
+  template <typename T>
+  void average_chunked(T* data, size_t count);
+  /// Waits until every rank has arrived at barrier number `++barriers_`.
+  void barrier();
+  /// The staging slot of `rank` in slot set `parity`.
+  unsigned char* slot(int parity, int rank) const;
+  std::vector<int> ranks_behind(uint64_t barrier) const;
+  bool has_exited(int rank) const;
+
+  std::string name_;
+  int rank_ = 0;
+  int world_size_ = 1;
+  double timeout_s_ = 300;
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  size_t chunk_bytes_ = 0;
+  uint64_t barriers_ = 0;  ///< barriers passed so far (the same count on every rank)
+  uint64_t chunks_ = 0;    ///< chunks reduced so far: picks the slot set
+  bool unlinked_ = false;
+  std::vector<int> peer_pidfds_;  ///< per rank: a pidfd of its process, or -1 (not visible here)
+};
+
+/// Collective over `world` (every rank calls it): a segment for its ranks, joined by all of them,
+/// with the world's collective timeout. Null on every rank when some rank could not join (not
+/// on one host, /dev/shm full), `why_not` then says why.
+std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(
+    World& world, std::string& why_not,
+    size_t chunk_bytes = SharedMemoryAllReduce::kDefaultChunkBytes);
+
+}  // namespace runner::dist

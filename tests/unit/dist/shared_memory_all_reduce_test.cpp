@@ -1,0 +1,171 @@
+#include "dist/shared_memory_all_reduce.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runner/error.hpp"
+#include "temp_files.hpp"
+
+namespace runner::dist {
+namespace {
+
+// Rank `rank`'s value at index i: different per rank and index, not exactly representable sums.
+template <typename T>
+T rank_value(int rank, size_t i) {
+  return static_cast<T>(std::sin(0.37 * static_cast<double>(i) + rank) * (rank + 1) + 0.1 * rank);
+}
+
+// Runs `body(rank)` in world_size - 1 forked children and in this process as rank 0, after
+// every rank has attached; returns the children's exit codes.
+std::vector<int> run_ranks(int world_size, size_t chunk_bytes, double timeout_s,
+                           const std::function<int(SharedMemoryAllReduce&, int)>& body) {
+  auto owner = SharedMemoryAllReduce::create(world_size, timeout_s, chunk_bytes);
+  int attached[2], go[2];
+  EXPECT_EQ(pipe(attached), 0);
+  EXPECT_EQ(pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int rank = 1; rank < world_size; ++rank) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int code = 0;
+      try {
+        auto member = SharedMemoryAllReduce::attach(owner->name(), rank, world_size, timeout_s);
+        char byte = 1;
+        if (write(attached[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 1) _exit(90);
+        member->all_attached();
+        code = body(*member, rank);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+        code = 91;
+      }
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  char byte = 0;
+  for (int rank = 1; rank < world_size; ++rank) EXPECT_EQ(read(attached[0], &byte, 1), 1);
+  for (int rank = 1; rank < world_size; ++rank) EXPECT_EQ(write(go[1], &byte, 1), 1);
+  owner->all_attached();
+  const int own_code = body(*owner, 0);
+  std::vector<int> codes = {own_code};
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  for (int fd : {attached[0], attached[1], go[0], go[1]}) close(fd);
+  return codes;
+}
+
+template <typename T>
+void expect_every_rank_gets_the_same_mean(int world_size, const std::vector<size_t>& counts) {
+  runner::testing::TempDir dir;
+  // A 4 KiB slot: 1024 floats per chunk, so the counts below span many chunks and both slot sets.
+  auto codes = run_ranks(world_size, 4096, 30, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+    std::ofstream out(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
+    for (size_t count : counts) {
+      std::vector<T> data(count);
+      for (size_t i = 0; i < count; ++i) data[i] = rank_value<T>(rank, i);
+      all_reduce.average(data.data(), data.size());
+      out.write(reinterpret_cast<const char*>(data.data()), count * sizeof(T));
+    }
+    return out.good() ? 0 : 1;
+  });
+  for (int code : codes) EXPECT_EQ(code, 0);
+
+  std::vector<std::vector<char>> results;
+  for (int rank = 0; rank < world_size; ++rank) {
+    std::ifstream in(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
+    results.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (int rank = 1; rank < world_size; ++rank)
+    EXPECT_EQ(results[rank], results[0]) << "rank " << rank << " got other bits than rank 0";
+  const T* mean = reinterpret_cast<const T*>(results[0].data());
+  size_t at = 0, wrong = 0;
+  for (size_t count : counts) {
+    for (size_t i = 0; i < count; ++i, ++at) {
+      double expected = 0;
+      for (int rank = 0; rank < world_size; ++rank) expected += rank_value<T>(rank, i);
+      expected /= world_size;
+      if (std::abs(mean[at] - expected) > 1e-6 * (1 + std::abs(expected))) ++wrong;
+    }
+  }
+  EXPECT_EQ(at * sizeof(T), results[0].size());
+  EXPECT_EQ(wrong, 0u) << "elements off the mean";
+}
+
+TEST(SharedMemoryAllReduce, EveryRankGetsTheMeanOfTwoRanks) {
+  // Counts around the chunk and share edges, one empty call, one over many chunks.
+  expect_every_rank_gets_the_same_mean<float>(2, {1, 15, 16, 17, 1023, 1024, 1025, 0, 100003});
+}
+
+TEST(SharedMemoryAllReduce, EveryRankGetsTheMeanOfThreeRanksInDouble) {
+  expect_every_rank_gets_the_same_mean<double>(3, {5, 511, 512, 513, 40000});
+}
+
+TEST(SharedMemoryAllReduce, ARankThatExitsIsNamedInsteadOfAHang) {
+  std::string message;
+  auto codes = run_ranks(2, 4096, 60, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+    if (rank == 1) return 0;  // leaves without taking part
+    std::vector<float> data(3000, 1.0f);
+    try {
+      all_reduce.average(data.data(), data.size());
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    return 0;
+  });
+  // Rank 1 is a zombie until rank 0's call returns (waitpid comes after): its exit must be
+  // noticed all the same, well before the 60 s timeout would name it otherwise.
+  for (int code : codes) EXPECT_EQ(code, 0);
+  EXPECT_NE(message.find("rank 1 (process"), std::string::npos) << message;
+  EXPECT_NE(message.find("exited during the gradient all-reduce"), std::string::npos) << message;
+}
+
+TEST(SharedMemoryAllReduce, ARankThatNeverArrivesTimesOutNamingIt) {
+  std::string message;
+  int release[2];
+  ASSERT_EQ(pipe(release), 0);
+  run_ranks(2, 4096, 0.5, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+    char byte = 0;
+    if (rank == 1) return read(release[0], &byte, 1) == 1 ? 0 : 1;  // alive, elsewhere
+    std::vector<double> data(10, 2.0);
+    try {
+      all_reduce.average(data.data(), data.size());
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    return write(release[1], &byte, 1) == 1 ? 0 : 1;
+  });
+  close(release[0]);
+  close(release[1]);
+  EXPECT_NE(message.find("rank(s) 1 did not reach the gradient all-reduce"), std::string::npos)
+      << message;
+}
+
+TEST(SharedMemoryAllReduce, NothingIsLeftInDevShmAndStrangersCannotJoin) {
+  auto owner = SharedMemoryAllReduce::create(2, 30);
+  const std::string path = "/dev/shm" + owner->name();
+  EXPECT_EQ(access(path.c_str(), F_OK), 0);
+  EXPECT_THROW(SharedMemoryAllReduce::attach(owner->name(), 1, 3, 30), Error);  // other size
+  owner->all_attached();
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << path << " left behind";
+  try {
+    SharedMemoryAllReduce::attach(owner->name(), 1, 2, 30);
+    ADD_FAILURE() << "attached to a removed segment";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not on the same host"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace runner::dist
