@@ -1,21 +1,33 @@
 // Transforms `horizontal_flip` and `vertical_flip`.
 
+#include <ATen/ATen.h>
 #include <opencv2/core.hpp>
 
+#include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
 #include "transform_params.hpp"
 
 namespace runner::data {
 namespace {
 
-class FlipTransform : public Transform {
+class FlipTransform : public Transform, public BatchedTransform {
  public:
   FlipTransform(int axis, double p) : axis_(axis), p_(p) {}
   void apply(cv::Mat& image, Rng& rng) const override {
-    if (!draw_coin(rng, p_)) return;
+    double flip = 0;
+    draw(rng, &flip);
+    if (flip == 0) return;
     cv::Mat out;
     cv::flip(image, out, axis_);
     image = out;
+  }
+
+  int draws_per_sample() const override { return 1; }
+  void draw(Rng& rng, double* out) const override { out[0] = draw_coin(rng, p_) ? 1 : 0; }
+  at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& draws) const override {
+    // cv::flip code 1 mirrors columns (W, dim 3 of NCHW), 0 rows (H, dim 2).
+    const at::Tensor flipped = images.flip({axis_ == 1 ? 3 : 2});
+    return at::where(sample_mask(draws.select(1, 0), images), flipped, images);
   }
 
  private:

@@ -1,7 +1,9 @@
 // Transform `normalize`: albumentations' Normalize, to float32.
 
+#include <ATen/ATen.h>
 #include <opencv2/core.hpp>
 
+#include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
 #include "runner/error.hpp"
 #include "transform_params.hpp"
@@ -9,7 +11,7 @@
 namespace runner::data {
 namespace {
 
-class NormalizeTransform : public Transform {
+class NormalizeTransform : public Transform, public BatchedTransform {
  public:
   NormalizeTransform(std::vector<double> mean, std::vector<double> std, double max_pixel_value) {
     // float32 arithmetic in albumentations' order: mean*max, 1/(std*max), (x - m) * d.
@@ -21,11 +23,7 @@ class NormalizeTransform : public Transform {
 
   void apply(cv::Mat& image, Rng& /*rng*/) const override {
     const int channels = image.channels();
-    for (const auto* v : {&mean_, &inv_std_})
-      if (v->size() != 1 && static_cast<int>(v->size()) != channels)
-        throw DataError("normalize: mean/std have " + std::to_string(v->size()) +
-                        " values but the image has " + std::to_string(channels) +
-                        " channels; give one value or one per channel");
+    check_channels(channels);
     cv::Mat out(image.rows, image.cols, CV_32FC(channels));
     if (image.depth() == CV_8U) {
       float lut[4][256];  // exact: the same float32 expression for each of the 256 inputs
@@ -58,6 +56,23 @@ class NormalizeTransform : public Transform {
   }
 
  private:
+  /// The same float32 expression as apply() (and its u8 table), on every sample at once.
+  at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& /*draws*/) const override {
+    const int64_t channels = images.size(1);
+    check_channels(static_cast<int>(channels));
+    auto per_channel = [&](const std::vector<float>& values) {
+      return at::tensor(values, at::kFloat).to(images.device()).view({1, -1, 1, 1});
+    };
+    return (images.to(at::kFloat) - per_channel(mean_)) * per_channel(inv_std_);
+  }
+
+  void check_channels(int channels) const {
+    for (const auto* v : {&mean_, &inv_std_})
+      if (v->size() != 1 && static_cast<int>(v->size()) != channels)
+        throw DataError("normalize: mean/std have " + std::to_string(v->size()) +
+                        " values but the image has " + std::to_string(channels) +
+                        " channels; give one value or one per channel");
+  }
   float m(int c) const { return mean_.size() == 1 ? mean_[0] : mean_[c]; }
   float d(int c) const { return inv_std_.size() == 1 ? inv_std_[0] : inv_std_[c]; }
   std::vector<float> mean_, inv_std_;

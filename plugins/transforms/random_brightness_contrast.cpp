@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <ATen/ATen.h>
 #include <opencv2/core.hpp>
 
+#include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
 #include "runner/error.hpp"
 #include "transform_params.hpp"
@@ -12,17 +14,52 @@
 namespace runner::data {
 namespace {
 
-class BrightnessContrastTransform : public Transform {
+class BrightnessContrastTransform : public Transform, public BatchedTransform {
  public:
   BrightnessContrastTransform(double b_lo, double b_hi, double c_lo, double c_hi, bool by_max,
                               double p)
       : b_lo_(b_lo), b_hi_(b_hi), c_lo_(c_lo), c_hi_(c_hi), by_max_(by_max), p_(p) {}
 
   void apply(cv::Mat& image, Rng& rng) const override {
-    const bool on = draw_coin(rng, p_);
-    const double alpha = 1.0 + rng.uniform(c_lo_, c_hi_);
-    const double beta = rng.uniform(b_lo_, b_hi_);
-    if (on) adjust(image, alpha, beta);
+    double drawn[3];
+    draw(rng, drawn);
+    if (drawn[0] != 0) adjust(image, drawn[1], drawn[2]);
+  }
+
+  int draws_per_sample() const override { return 3; }
+  /// coin (1: apply), alpha, beta: always all three, in this order.
+  void draw(Rng& rng, double* out) const override {
+    out[0] = draw_coin(rng, p_) ? 1 : 0;
+    out[1] = 1.0 + rng.uniform(c_lo_, c_hi_);
+    out[2] = rng.uniform(b_lo_, b_hi_);
+  }
+
+  /// adjust()'s arithmetic on every sample at once: the same float32 products and sums (the
+  /// u8 LUT holds exactly these values), so u8 batches equal the per-sample path bit for bit.
+  at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& draws) const override {
+    const auto device = images.device();
+    const at::Tensor on = sample_mask(draws.select(1, 0), images);
+    const at::Tensor alpha = draws.select(1, 1);
+    const at::Tensor beta = draws.select(1, 2);
+    const bool u8 = images.scalar_type() == at::kByte;
+    at::Tensor shift;  // float64 per sample, rounded to float32 as adjust() does
+    if (by_max_) {
+      shift = beta * (u8 ? 255.0 : 1.0);
+    } else {
+      // cv::mean's arithmetic: each channel's sum times 1 / pixels in double, then their average.
+      const double per_pixel = 1.0 / static_cast<double>(images.size(2) * images.size(3));
+      const at::Tensor channel_means = images.to(at::kDouble).sum({2, 3}).cpu() * per_pixel;
+      at::Tensor mean = channel_means.select(1, 0);
+      for (int64_t c = 1; c < channel_means.size(1); ++c) mean = mean + channel_means.select(1, c);
+      mean = mean / static_cast<double>(channel_means.size(1));
+      shift = u8 ? alpha * beta * mean : beta * mean;
+    }
+    shift = shift.where(beta.ne(0), at::zeros_like(shift));
+    const at::Tensor scale32 = alpha.to(at::kFloat).to(device).view({-1, 1, 1, 1});
+    const at::Tensor shift32 = shift.to(at::kFloat).to(device).view({-1, 1, 1, 1});
+    at::Tensor adjusted = (images.to(at::kFloat) * scale32 + shift32).clamp(0.0, u8 ? 255.0 : 1.0);
+    if (u8) adjusted = adjusted.to(at::kByte);  // truncation, as the LUT's static_cast
+    return at::where(on, adjusted, u8 ? images : images.to(at::kFloat));
   }
 
   /// The exact arithmetic of albumentations (float32 LUT, truncation to u8).

@@ -1,14 +1,37 @@
 // Transform `resize`: cv::resize to a fixed size.
 
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include <ATen/ATen.h>
 #include <opencv2/imgproc.hpp>
 
+#include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
 #include "transform_params.hpp"
 
 namespace runner::data {
 namespace {
 
-class ResizeTransform : public Transform {
+// [out, in] float32: column i is what cv::resize makes of a unit impulse at i, along one axis.
+// cv::resize is separable for every interpolation it offers, so two such matrices reproduce it on
+// float images to float rounding.
+at::Tensor resize_matrix(int in, int out, int interpolation) {
+  at::Tensor matrix = at::empty({out, in}, at::kFloat);
+  auto values = matrix.accessor<float, 2>();
+  cv::Mat impulse(in, 1, CV_32F), response;
+  for (int i = 0; i < in; ++i) {
+    impulse.setTo(0);
+    impulse.at<float>(i) = 1;
+    cv::resize(impulse, response, cv::Size(1, out), 0, 0, interpolation);
+    for (int o = 0; o < out; ++o) values[o][i] = response.at<float>(o);
+  }
+  return matrix;
+}
+
+class ResizeTransform : public Transform, public BatchedTransform {
  public:
   ResizeTransform(int height, int width, int interpolation)
       : height_(height), width_(width), interpolation_(interpolation) {}
@@ -19,8 +42,40 @@ class ResizeTransform : public Transform {
     image = out;
   }
 
+  /// rows x images x columns^T: two batched matmuls. u8 batches round and saturate back to u8,
+  /// as cv::resize does; OpenCV computes u8 resizes in 11-bit fixed point, so they may differ
+  /// from this float product by one level.
+  at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& /*draws*/) const override {
+    const int in_height = static_cast<int>(images.size(2));
+    const int in_width = static_cast<int>(images.size(3));
+    if (in_height == height_ && in_width == width_) return images;
+    const auto [rows, columns] = matrices(in_height, in_width, images.device());
+    at::Tensor out = at::matmul(at::matmul(rows, images.to(at::kFloat)), columns);
+    if (images.scalar_type() == at::kByte) out = out.round().clamp(0, 255).to(at::kByte);
+    return out;
+  }
+
  private:
+  /// The row matrix [height, in_height] and the transposed column matrix [in_width, width] on
+  /// `device`, made once per input size and device.
+  std::pair<at::Tensor, at::Tensor> matrices(int in_height, int in_width,
+                                             const at::Device& device) const {
+    const std::string key =
+        std::to_string(in_height) + "x" + std::to_string(in_width) + "@" + device.str();
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = cache_.find(key);
+    if (found == cache_.end()) {
+      at::Tensor rows = resize_matrix(in_height, height_, interpolation_).to(device);
+      at::Tensor columns =
+          resize_matrix(in_width, width_, interpolation_).t().contiguous().to(device);
+      found = cache_.emplace(key, std::make_pair(rows, columns)).first;
+    }
+    return found->second;
+  }
+
   int height_, width_, interpolation_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::pair<at::Tensor, at::Tensor>> cache_;
 };
 
 }  // namespace

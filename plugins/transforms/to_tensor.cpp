@@ -1,20 +1,25 @@
 // Transform `to_tensor`: the element type change of albumentations' ToTensorV2.
 
+#include <ATen/ATen.h>
 #include <opencv2/core.hpp>
 
+#include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
 #include "transform_params.hpp"
 
 namespace runner::data {
 namespace {
 
-class ToTensorTransform : public Transform {
+class ToTensorTransform : public Transform, public BatchedTransform {
  public:
   void apply(cv::Mat& image, Rng& /*rng*/) const override {
     if (image.depth() == CV_32F) return;
     cv::Mat out;
     image.convertTo(out, CV_32F);
     image = out;
+  }
+  at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& /*draws*/) const override {
+    return images.to(at::kFloat);
   }
 };
 

@@ -1,10 +1,15 @@
 #include "transform_params.hpp"
 
+#include <ATen/ATen.h>
 #include <opencv2/imgproc.hpp>
 
 #include "runner/error.hpp"
 
 namespace runner::data {
+
+at::Tensor sample_mask(const at::Tensor& draws_column, const at::Tensor& like) {
+  return draws_column.ne(0).to(like.device()).view({-1, 1, 1, 1});
+}
 
 nlohmann::json p_schema(double default_p) {
   return {{"type", "number"},

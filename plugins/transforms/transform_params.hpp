@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
 
 #include "runner/data/rng.hpp"
@@ -14,6 +15,10 @@ namespace runner::data {
 /// Draws one uniform number and says whether the transform applies (u < p). Always draws, so
 /// the stream position never depends on p.
 inline bool draw_coin(Rng& rng, double p) { return rng.uniform() < p; }
+
+/// [B, 1, 1, 1] bool on `like`'s device: which samples a batched transform changes, from their
+/// draws (non-zero: yes).
+at::Tensor sample_mask(const at::Tensor& draws_column, const at::Tensor& like);
 
 /// Schema of `p` with the given default.
 nlohmann::json p_schema(double default_p);

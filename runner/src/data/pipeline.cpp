@@ -12,7 +12,8 @@ Pipeline build_pipeline(const nlohmann::json& entries, const Registry<TransformF
     if (!entry.is_object() || !entry.contains("name") || !entry.at("name").is_string())
       throw ConfigError("each transform must be a mapping with a 'name' (got " + entry.dump() +
                         ")");
-    const auto& plugin = registry.at(entry.at("name").get<std::string>());
+    const std::string name = entry.at("name").get<std::string>();
+    const auto& plugin = registry.at(name);
     nlohmann::json params = entry;
     params.erase("name");
     // Defaults again (idempotent after the core's validation) so direct callers get them too.
@@ -20,7 +21,7 @@ Pipeline build_pipeline(const nlohmann::json& entries, const Registry<TransformF
       for (const auto& [key, property] : plugin.schema.at("properties").items())
         if (!params.contains(key) && property.contains("default"))
           params[key] = property.at("default");
-    pipeline.add(plugin.factory(params));
+    pipeline.add(plugin.factory(params), name);
   }
   return pipeline;
 }

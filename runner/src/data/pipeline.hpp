@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,11 +19,13 @@ class Pipeline {
  public:
   Pipeline() = default;
   explicit Pipeline(std::vector<std::shared_ptr<const Transform>> transforms)
-      : transforms_(std::move(transforms)) {}
+      : transforms_(std::move(transforms)), names_(transforms_.size()) {}
 
-  /// Appends `transform` (applied after those already there).
-  void add(std::shared_ptr<const Transform> transform) {
+  /// Appends `transform` (applied after those already there); `name` is its registry name, for
+  /// messages.
+  void add(std::shared_ptr<const Transform> transform, std::string name = "") {
     transforms_.push_back(std::move(transform));
+    names_.push_back(std::move(name));
   }
 
   /// Applies every transform in order to `sample.image`, drawing from Rng(seed, epoch, index).
@@ -33,9 +36,12 @@ class Pipeline {
 
   size_t size() const { return transforms_.size(); }
   bool empty() const { return transforms_.empty(); }
+  const std::vector<std::shared_ptr<const Transform>>& transforms() const { return transforms_; }
+  const std::vector<std::string>& names() const { return names_; }
 
  private:
   std::vector<std::shared_ptr<const Transform>> transforms_;
+  std::vector<std::string> names_;
 };
 
 /// Builds a pipeline from entries `[{name: ..., <params>}, ...]` (params validated against

@@ -1,0 +1,31 @@
+#pragma once
+// What a transform provides to run on whole batches of tensors (data.device): its random choices
+// drawn per sample from the sample's own Rng, in the order its per-sample apply() draws them,
+// then one tensor operation over the batch, on whichever device the batch is. Seed, epoch and
+// sample index give the same augmentation on either path; a transform implements both by
+// drawing through the same draw().
+//
+// A transform plugin opts in by deriving from Transform and BatchedTransform both; one that does
+// not is refused by name under data.device.
+
+#include <ATen/core/Tensor.h>
+
+#include "runner/data/rng.hpp"
+
+namespace runner::data {
+
+class BatchedTransform {
+ public:
+  virtual ~BatchedTransform() = default;
+  /// Numbers one sample's draw() writes (0: the transform draws nothing).
+  virtual int draws_per_sample() const { return 0; }
+  /// Draws one sample's random choices into `out[0 .. draws_per_sample())`, consuming `rng`
+  /// exactly as the per-sample apply() does.
+  virtual void draw(Rng& /*rng*/, double* /*out*/) const {}
+  /// Transforms `images` [B, C, H, W] (uint8 or float32, any device) given `draws`, a float64
+  /// CPU tensor [B, draws_per_sample()] of each sample's draw(); returns the new batch (uint8
+  /// stays uint8 where the per-sample transform keeps u8 images u8).
+  virtual at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& draws) const = 0;
+};
+
+}  // namespace runner::data
