@@ -56,11 +56,14 @@ void check_gpu_sharing(const config::Experiment& e, const config::LaunchOptions&
 // started us provides (none), starts them: the same command line in each child.
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
                  const run::RunOptions& options) {
-  const config::LaunchOptions launch = config::read_experiment_options(e.doc).launch;
+  const config::ExperimentOptions experiment_options = config::read_experiment_options(e.doc);
+  const config::LaunchOptions& launch = experiment_options.launch;
   check_gpu_sharing(e, launch);
   // Before any rank starts: one line, instead of the same error from every rank.
   train::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
   train::require_cuda_for_nccl(launch, e.marks.value_mark("/launch/backend").to_string() + ": ");
+  train::require_cuda_for_data_device(experiment_options,
+                                      e.marks.value_mark("/data/device").to_string() + ": ");
   const int nproc = launch.num_processes;
   const int nnodes = launch.nnodes;
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();

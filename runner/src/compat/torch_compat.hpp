@@ -240,6 +240,20 @@ inline int64_t cuda_peak_allocated_bytes(const c10::Device& device) {
 #endif
 }
 
+/// The GPU's total memory in bytes; 0 on CPU or without CUDA.
+inline int64_t cuda_total_bytes(const c10::Device& device) {
+#if RUNNER_COMPAT_HAS_CUDA
+  if (!device.is_cuda()) return 0;
+  detail::ensure_cuda_initialised(device);
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return 0;
+  return static_cast<int64_t>(total_bytes);
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
 /// Starts a new peak for cuda_peak_allocated_bytes; no effect on CPU or without CUDA.
 inline void cuda_reset_peak_bytes(const c10::Device& device) {
 #if RUNNER_COMPAT_HAS_CUDA

@@ -77,6 +77,8 @@ ExperimentOptions read_experiment_options(const json& doc) {
   DataOptions& d = o.data;
   d.num_workers = get<size_t>(doc, "data.num_workers");
   d.prefetch_batches = get<size_t>(doc, "data.prefetch_batches");
+  d.device = get<std::string>(doc, "data.device");
+  d.device_memory_share = get<double>(doc, "data.device_memory_share");
   d.limit_train = optional<size_t>(doc, "data.limit.train");
   d.limit_val = optional<size_t>(doc, "data.limit.val");
   d.limit_test = optional<size_t>(doc, "data.limit.test");

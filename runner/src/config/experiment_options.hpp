@@ -39,8 +39,10 @@ struct LaunchOptions {
 
 /// `data` outside the plugin sections (dataset, transforms).
 struct DataOptions {
-  size_t num_workers = 2;                                    ///< loader threads per rank
-  size_t prefetch_batches = 4;                               ///< batches prepared ahead per rank
+  size_t num_workers = 2;             ///< loader threads per rank
+  size_t prefetch_batches = 4;        ///< batches prepared ahead per rank
+  std::string device = "auto";        ///< data.device: auto, loader, cpu, cuda
+  double device_memory_share = 0.25;  ///< data.device auto: GPU memory share for the split
   std::optional<size_t> limit_train, limit_val, limit_test;  ///< data.limit.*
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <torch/torch.h>
+
 #include "runner/error.hpp"
 #include "util/seconds_since.hpp"
 
@@ -30,6 +32,11 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Pipeline pipeline
   if (!dataset_) throw Error("data loader: no dataset");
   if (options_.batch_size == 0) throw ConfigError("data loader: batch_size must be at least 1");
   options_.prefetch = std::max<size_t>({options_.prefetch, options_.num_workers, 1});
+  if (options_.resident) {
+    batched_ = std::make_unique<BatchedPipeline>(pipeline_, options_.transforms_key);
+    // Work queued on a GPU returns at once: loader threads would only add locking.
+    if (!options_.resident->images.is_cpu()) options_.num_workers = 0;
+  }
 }
 
 DataLoader::~DataLoader() { stop_workers(); }
@@ -64,9 +71,30 @@ void DataLoader::start_epoch(uint64_t epoch, size_t skip_batches) {
     workers_.emplace_back([this] { worker_loop(); });
 }
 
+Batch DataLoader::make_resident_batch(size_t begin, size_t end) const {
+  std::vector<int64_t> indices;
+  std::vector<uint8_t> padding;
+  for (size_t pos = begin; pos < end; ++pos) {
+    indices.push_back(static_cast<int64_t>(order_[pos].index));
+    padding.push_back(order_[pos].padding ? 1 : 0);
+  }
+  const ResidentSplit& split = *options_.resident;
+  Batch batch;
+  batch.size = static_cast<int64_t>(indices.size());
+  batch.indices = torch::tensor(indices, torch::kLong);
+  batch.padding =
+      torch::tensor(std::vector<int64_t>(padding.begin(), padding.end())).to(torch::kBool);
+  const torch::Tensor rows = batch.indices.to(split.images.device());
+  batch.labels = split.labels.index_select(0, rows);
+  batch.images =
+      batched_->apply(split.images.index_select(0, rows), indices, options_.seed, epoch_);
+  return batch;
+}
+
 Batch DataLoader::make_batch(size_t batch_number) const {
   const size_t begin = batch_number * options_.batch_size;
   const size_t end = std::min(begin + options_.batch_size, order_.size());
+  if (batched_) return make_resident_batch(begin, end);
   std::vector<Sample> samples;
   std::vector<size_t> indices;
   std::vector<bool> padding;
@@ -148,6 +176,7 @@ LoaderStats DataLoader::stats() const {
   LoaderStats stats = stats_;
   stats.worker_threads = workers_.size();
   stats.prefetch = options_.prefetch;
+  if (options_.resident) stats.made_on = options_.resident->images.device().str();
   return stats;
 }
 

@@ -9,11 +9,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "data/batch.hpp"
+#include "data/batched_pipeline.hpp"
 #include "data/pipeline.hpp"
+#include "data/resident_split.hpp"
 #include "data/sampler.hpp"
 #include "runner/data/dataset.hpp"
 
@@ -30,14 +33,19 @@ struct LoaderOptions {
   size_t rank = 0;
   size_t world_size = 1;
   bool pin_memory = false;  ///< page-locked batches (only when CUDA is available)
+  /// data.device: batches are rows of this decoded split, transformed by the batched forms of
+  /// the pipeline's transforms on its device; null: per-sample loading, OpenCV, collate.
+  std::shared_ptr<const ResidentSplit> resident;
+  std::string transforms_key = "transforms";  ///< where the pipeline is configured, for errors
 };
 
 struct LoaderStats {
-  double wait_seconds = 0;    ///< time spent in next() (0 workers: all the loading time)
-  size_t batches = 0;         ///< batches delivered since construction
-  size_t samples = 0;         ///< samples delivered (padding included)
-  size_t worker_threads = 0;  ///< loader threads running this epoch (0: the caller loads)
-  size_t prefetch = 0;        ///< batches prepared ahead at most (at least worker_threads)
+  double wait_seconds = 0;         ///< time spent in next() (0 workers: all the loading time)
+  size_t batches = 0;              ///< batches delivered since construction
+  size_t samples = 0;              ///< samples delivered (padding included)
+  size_t worker_threads = 0;       ///< loader threads running this epoch (0: the caller loads)
+  size_t prefetch = 0;             ///< batches prepared ahead at most (at least worker_threads)
+  std::string made_on = "loader";  ///< "loader" (per sample), or the resident split's device
 };
 
 class DataLoader {
@@ -72,12 +80,14 @@ class DataLoader {
     std::exception_ptr error;
   };
   Batch make_batch(size_t batch_number) const;
+  Batch make_resident_batch(size_t begin, size_t end) const;
   void worker_loop();
   void stop_workers();
 
   std::shared_ptr<const Dataset> dataset_;
   Pipeline pipeline_;
   LoaderOptions options_;
+  std::unique_ptr<BatchedPipeline> batched_;  ///< with options_.resident
   DistributedSampler sampler_;
   bool started_ = false;
   uint64_t epoch_ = 0;

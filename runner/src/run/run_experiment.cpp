@@ -425,7 +425,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
         {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}};
     const data::LoaderStats loader = trainer.train_loader_stats();
     summary["train_loader"] = {{"worker_threads", loader.worker_threads},
-                               {"prefetch_batches", loader.prefetch}};
+                               {"prefetch_batches", loader.prefetch},
+                               {"batches_made_on", loader.made_on}};
     summary["model_memory_format"] = memory_format_of(trainer.model());
     if (const dist::DataParallel* dp = trainer.data_parallel())  // train.bucket_cap_mb, ...
       summary["gradient_sync"] = {{"buckets", dp->bucket_count()},

@@ -53,6 +53,19 @@ void require_cuda_for_nccl(const config::LaunchOptions& launch, const std::strin
                     "use launch.backend=gloo (or auto) for CPU ranks");
 }
 
+void require_cuda_for_data_device(const config::ExperimentOptions& options,
+                                  const std::string& where) {
+  if (options.data.device != "cuda") return;
+  if (!torch::cuda::is_available())
+    throw ConfigError(where +
+                      "data.device is cuda but no CUDA device is available: make batches on the "
+                      "CPU with data.device: cpu (or auto, or loader), as a run with --cpu does");
+  if (options.launch.device == "cpu")
+    throw ConfigError(where +
+                      "data.device is cuda but the run trains on the CPU (launch.device cpu or "
+                      "--cpu): batches are made where the model trains; set data.device: cpu");
+}
+
 bool built_with_cuda() { return compat::kHasCuda; }
 
 double peak_gpu_mib(const torch::Device& device) {

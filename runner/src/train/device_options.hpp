@@ -29,6 +29,10 @@ void require_cuda_if_asked(const config::LaunchOptions& launch, const std::strin
 /// Throws ConfigError, prefixed by `where`, when launch.backend is nccl and no CUDA device is
 /// visible: before any rank starts, instead of the same error from every rank.
 void require_cuda_for_nccl(const config::LaunchOptions& launch, const std::string& where = "");
+/// data.device cuda where batches cannot be made on a GPU (none here, or a CPU run): ConfigError
+/// saying what to set instead.
+void require_cuda_for_data_device(const config::ExperimentOptions& options,
+                                  const std::string& where = "");
 
 /// True when this build has its CUDA code compiled in (CUDA libtorch, CUDA headers found).
 bool built_with_cuda();

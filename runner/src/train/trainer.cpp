@@ -1,5 +1,7 @@
 #include "train/trainer.hpp"
 
+#include "compat/torch_compat.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -90,6 +92,7 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
   min_delta_ = train.min_delta;
   // Prediction needs none of the training pieces: no gradient reducer, loss scaler, loader,
   // schedule (nor a training split the schedule fits) or metrics files.
+  data_device_ = resolve_data_device();
   if (parts_.predict_only) return;
 
   dist::DataParallelOptions dp;
@@ -117,7 +120,8 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
 
   if (!parts_.splits.train) throw ConfigError("the dataset has no training split to train on");
   train_loader_ = std::make_unique<data::DataLoader>(
-      parts_.splits.train, parts_.train_pipeline, loader_options(batch_size_, /*training=*/true));
+      parts_.splits.train, parts_.train_pipeline,
+      loader_options(batch_size_, /*training=*/true, parts_.splits.train));
   if (train_loader_->num_batches() == 0) {
     throw ConfigError("train.batch_size " + std::to_string(batch_size_) + " x " +
                       std::to_string(parts_.world->world_size()) +
@@ -167,8 +171,33 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
 
 Trainer::~Trainer() = default;
 
-data::LoaderOptions Trainer::loader_options(int64_t batch_size, bool training) const {
+std::optional<torch::Device> Trainer::resolve_data_device() const {
+  const std::string& choice = options_.data.device;
+  if (choice == "loader") return std::nullopt;
+  if (choice == "cpu") return torch::Device(torch::kCPU);
+  if (choice == "cuda") {
+    if (!parts_.device.is_cuda())
+      throw ConfigError("data.device is cuda but this rank trains on " + parts_.device.str() +
+                        ": set data.device: cpu, auto or loader");
+    return parts_.device;
+  }
+  // auto: on a GPU when the decoded training split takes at most its share of the GPU's memory.
+  if (!parts_.device.is_cuda() || !parts_.splits.train) return std::nullopt;
+  const double bytes = static_cast<double>(data::resident_bytes(*parts_.splits.train));
+  const double total = static_cast<double>(compat::cuda_total_bytes(parts_.device));
+  if (total > 0 && bytes <= options_.data.device_memory_share * total) return parts_.device;
+  return std::nullopt;
+}
+
+data::LoaderOptions Trainer::loader_options(int64_t batch_size, bool training,
+                                            const std::shared_ptr<data::Dataset>& dataset) {
   data::LoaderOptions lo;
+  lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
+  if (data_device_ && dataset) {
+    auto& resident = resident_splits_[dataset.get()];
+    if (!resident) resident = data::make_resident_split(*dataset, *data_device_);
+    lo.resident = resident;
+  }
   lo.batch_size = static_cast<size_t>(batch_size);
   lo.shuffle = training;    // evaluation keeps dataset order for gather_for_metrics
   lo.drop_last = training;  // every rank takes the same number of steps
@@ -464,7 +493,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
 torch::Tensor Trainer::predict_logits(const std::shared_ptr<data::Dataset>& dataset) {
   auto& world = *parts_.world;
   data::DataLoader loader(dataset, parts_.eval_pipeline,
-                          loader_options(eval_batch_size_, /*training=*/false));
+                          loader_options(eval_batch_size_, /*training=*/false, dataset));
   loader.start_epoch(0);
   if (world.is_main())
     spdlog::debug("inference pass: {} samples in {} batches of {} per process", dataset->size(),

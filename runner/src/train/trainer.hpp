@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -132,7 +133,12 @@ class Trainer {
   };
   EpochResult train_epoch(int64_t epoch);
   /// The loader settings of a training (shuffled, whole batches) or an evaluation pass.
-  data::LoaderOptions loader_options(int64_t batch_size, bool training) const;
+  /// The loader settings for `dataset` (train: shuffled, drop_last; else dataset order), with its
+  /// resident copy when data.device makes batches from one.
+  data::LoaderOptions loader_options(int64_t batch_size, bool training,
+                                     const std::shared_ptr<data::Dataset>& dataset);
+  /// data.device resolved: the device batches are made on, or nullopt for the per-sample loader.
+  std::optional<torch::Device> resolve_data_device() const;
   StepFlags agree_on_flags(bool save_due);
   /// Reads the device's sums since the last read (all ranks: a SUM and a MAX all-reduce, then
   /// one host read) into the window's and the epoch's totals, with the steps taken, the lr and
@@ -157,6 +163,9 @@ class Trainer {
   std::unique_ptr<optim::Scheduler> scheduler_;
   std::unique_ptr<DeviceSchedule> schedule_;
   std::unique_ptr<data::DataLoader> train_loader_;
+  std::optional<torch::Device> data_device_;  ///< data.device: where batches are made, or loader
+  /// Each split decoded once (data.device), kept across evaluations.
+  std::map<const data::Dataset*, std::shared_ptr<const data::ResidentSplit>> resident_splits_;
   std::unique_ptr<output::MetricsWriter> writer_;
   output::Progress progress_;
 
