@@ -22,13 +22,7 @@ struct FusedLists {
 template <class Base, class GroupOptions, class ParamState, bool decoupled>
 torch::Tensor FusedAdam<Base, GroupOptions, ParamState, decoupled>::step(
     torch::optim::Optimizer::LossClosure closure) {
-  torch::Tensor loss = {};
-  if (closure != nullptr) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
-  update({}, {});
-  return loss;
+  return step_by_update(*this, closure);
 }
 
 template <class Base, class GroupOptions, class ParamState, bool decoupled>

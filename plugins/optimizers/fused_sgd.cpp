@@ -8,13 +8,7 @@
 namespace runner::optim {
 
 torch::Tensor FusedSgd::step(torch::optim::Optimizer::LossClosure closure) {
-  torch::Tensor loss = {};
-  if (closure != nullptr) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
-  update({}, {});
-  return loss;
+  return step_by_update(*this, closure);
 }
 
 void FusedSgd::update(const torch::Tensor& lr, const torch::Tensor& found_inf) {

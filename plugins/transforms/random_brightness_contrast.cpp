@@ -42,7 +42,9 @@ class BrightnessContrastTransform : public Transform, public BatchedTransform {
     const at::Tensor alpha = draws.select(1, 1);
     const at::Tensor beta = draws.select(1, 2);
     const bool u8 = images.scalar_type() == at::kByte;
-    at::Tensor shift;  // float64 per sample, rounded to float32 as adjust() does
+    // float64 per sample, rounded to float32 as adjust() does; beta 0 gives a shift of 0, the
+    // same as adjust() adding nothing.
+    at::Tensor shift;
     if (by_max_) {
       shift = beta * (u8 ? 255.0 : 1.0);
     } else {
@@ -54,7 +56,6 @@ class BrightnessContrastTransform : public Transform, public BatchedTransform {
       mean = mean / static_cast<double>(channel_means.size(1));
       shift = u8 ? alpha * beta * mean : beta * mean;
     }
-    shift = shift.where(beta.ne(0), at::zeros_like(shift));
     const at::Tensor scale32 = alpha.to(at::kFloat).to(device).view({-1, 1, 1, 1});
     const at::Tensor shift32 = shift.to(at::kFloat).to(device).view({-1, 1, 1, 1});
     at::Tensor adjusted = (images.to(at::kFloat) * scale32 + shift32).clamp(0.0, u8 ? 255.0 : 1.0);

@@ -72,18 +72,17 @@ void DataLoader::start_epoch(uint64_t epoch, size_t skip_batches) {
 }
 
 Batch DataLoader::make_resident_batch(size_t begin, size_t end) const {
+  Batch batch;
+  batch.size = static_cast<int64_t>(end - begin);
+  batch.padding = torch::empty({batch.size}, torch::kBool);
+  bool* padding = batch.padding.data_ptr<bool>();
   std::vector<int64_t> indices;
-  std::vector<uint8_t> padding;
   for (size_t pos = begin; pos < end; ++pos) {
     indices.push_back(static_cast<int64_t>(order_[pos].index));
-    padding.push_back(order_[pos].padding ? 1 : 0);
+    padding[pos - begin] = order_[pos].padding;
   }
-  const ResidentSplit& split = *options_.resident;
-  Batch batch;
-  batch.size = static_cast<int64_t>(indices.size());
   batch.indices = torch::tensor(indices, torch::kLong);
-  batch.padding =
-      torch::tensor(std::vector<int64_t>(padding.begin(), padding.end())).to(torch::kBool);
+  const ResidentSplit& split = *options_.resident;
   const torch::Tensor rows = batch.indices.to(split.images.device());
   batch.labels = split.labels.index_select(0, rows);
   batch.images =

@@ -47,38 +47,29 @@ class Bf16CompressHook : public c10d::CppCommHookInterface<c10::intrusive_ptr<c1
 };
 
 // Averages each bucket through shared memory on the autograd thread, before backward goes on:
-// on CPU ranks that share the cores there is nothing to overlap with. A bucket it cannot take
-// (another dtype) goes through the process group, as DDP's default hook.
+// on CPU ranks that share the cores there is nothing to overlap with. Registered only when
+// shared_memory_unsuitable() found every parameter, so every bucket, float32 or float64 on CPU.
 class SharedMemoryHook : public c10d::CommHookInterface {
  public:
-  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce,
-                   c10::intrusive_ptr<c10d::ProcessGroup> group)
-      : all_reduce_(std::move(all_reduce)), group_(std::move(group)) {}
+  explicit SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce)
+      : all_reduce_(std::move(all_reduce)) {}
 
   c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
     at::Tensor buffer = bucket.getBufferRef();
-    if (buffer.is_cpu() && buffer.is_contiguous() &&
-        (buffer.scalar_type() == at::kFloat || buffer.scalar_type() == at::kDouble)) {
-      if (buffer.scalar_type() == at::kFloat)
-        all_reduce_->average(buffer.data_ptr<float>(), static_cast<size_t>(buffer.numel()));
-      else
-        all_reduce_->average(buffer.data_ptr<double>(), static_cast<size_t>(buffer.numel()));
-      auto done = c10::make_intrusive<c10::ivalue::Future>(c10::TensorType::get());
-      done->markCompleted(c10::IValue(buffer));
-      return done;
-    }
-    buffer.div_(group_->getSize());
-    std::vector<at::Tensor> tensors = {buffer};
-    return group_->allreduce(tensors)->getFuture();
+    const auto count = static_cast<size_t>(buffer.numel());
+    if (buffer.scalar_type() == at::kFloat)
+      all_reduce_->average(buffer.data_ptr<float>(), count);
+    else
+      all_reduce_->average(buffer.data_ptr<double>(), count);
+    auto done = c10::make_intrusive<c10::ivalue::Future>(c10::TensorType::get());
+    done->markCompleted(c10::IValue(buffer));
+    return done;
   }
 
-  at::Tensor parseHookResult(const c10::IValue& result) override {
-    return result.isTensor() ? result.toTensor() : result.toTensorVector()[0];
-  }
+  at::Tensor parseHookResult(const c10::IValue& result) override { return result.toTensor(); }
 
  private:
   std::shared_ptr<SharedMemoryAllReduce> all_reduce_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
 };
 
 // Why this run's gradients cannot go through shared memory, or "" when they can.
@@ -192,8 +183,7 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
     if (world_->is_main()) spdlog::warn("{}; they go through Gloo instead", message);
     return;
   }
-  state_->reducer->register_comm_hook(
-      std::make_unique<SharedMemoryHook>(state_->shared_memory, world_->impl()->group));
+  state_->reducer->register_comm_hook(std::make_unique<SharedMemoryHook>(state_->shared_memory));
 }
 
 std::string DataParallel::transport() const {

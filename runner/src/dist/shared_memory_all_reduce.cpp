@@ -217,6 +217,13 @@ unsigned char* SharedMemoryAllReduce::slot(int parity, int rank) const {
          (static_cast<size_t>(parity) * world_size_ + rank) * chunk_bytes_;
 }
 
+bool SharedMemoryAllReduce::all_arrived(uint64_t barrier) const {
+  for (int rank = 0; rank < world_size_; ++rank)
+    if (Layout::record(base_, rank)->arrived.load(std::memory_order_acquire) < barrier)
+      return false;
+  return true;
+}
+
 std::vector<int> SharedMemoryAllReduce::ranks_behind(uint64_t barrier) const {
   std::vector<int> behind;
   for (int rank = 0; rank < world_size_; ++rank)
@@ -234,7 +241,7 @@ void SharedMemoryAllReduce::barrier() {
   if (header->sleepers.load() > 0) futex_wake_all(&header->wake);
 
   for (int spin = 0; spin < kSpinsBeforeSleep; ++spin) {
-    if (ranks_behind(target).empty()) return;
+    if (all_arrived(target)) return;
     cpu_relax();
   }
   const auto start = Clock::now();
@@ -244,10 +251,10 @@ void SharedMemoryAllReduce::barrier() {
     // so the wait returns at once; one before it is seen by the check below.
     header->sleepers.fetch_add(1);
     const uint32_t seen = header->wake.load();
-    if (!ranks_behind(target).empty()) futex_wait(&header->wake, seen, kSleepSlice);
+    if (!all_arrived(target)) futex_wait(&header->wake, seen, kSleepSlice);
     header->sleepers.fetch_sub(1);
+    if (all_arrived(target)) return;
     const std::vector<int> behind = ranks_behind(target);
-    if (behind.empty()) return;
     const auto now = Clock::now();
     if (now >= next_liveness_check) {
       next_liveness_check = now + kLivenessEvery;
@@ -310,22 +317,24 @@ std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& worl
   const double timeout_s = std::chrono::duration<double>(world.impl()->timeout).count();
   constexpr int64_t kNameLength = 96;
   std::shared_ptr<SharedMemoryAllReduce> all_reduce;
+  // The name travels as NUL-terminated characters in an int64 tensor (empty: rank 0 failed).
   auto name = torch::zeros({kNameLength}, torch::kInt64);
+  int64_t* characters = name.data_ptr<int64_t>();
   if (world.is_main()) {
     try {
       all_reduce = SharedMemoryAllReduce::create(world.world_size(), timeout_s, chunk_bytes);
-      for (size_t i = 0; i < all_reduce->name().size() && i + 1 < kNameLength; ++i)
-        name[static_cast<int64_t>(i)] = static_cast<int64_t>(all_reduce->name()[i]);
+      const std::string& text = all_reduce->name();
+      for (size_t i = 0; i < text.size() && i + 1 < kNameLength; ++i) characters[i] = text[i];
     } catch (const Error& e) {
       why_not = e.what();
     }
   }
   std::vector<torch::Tensor> sent = {name};
   world.broadcast_(sent, 0);
-  if (!world.is_main() && name[0].item<int64_t>() != 0) {
+  if (!world.is_main() && characters[0] != 0) {
     std::string text;
-    for (int64_t i = 0; i < kNameLength && name[i].item<int64_t>() != 0; ++i)
-      text += static_cast<char>(name[i].item<int64_t>());
+    for (int64_t i = 0; i < kNameLength && characters[i] != 0; ++i)
+      text += static_cast<char>(characters[i]);
     try {
       all_reduce = SharedMemoryAllReduce::attach(text, world.rank(), world.world_size(), timeout_s);
     } catch (const Error& e) {

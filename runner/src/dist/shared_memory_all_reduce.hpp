@@ -60,7 +60,8 @@ class SharedMemoryAllReduce {
   void barrier();
   /// The staging slot of `rank` in slot set `parity`.
   unsigned char* slot(int parity, int rank) const;
-  std::vector<int> ranks_behind(uint64_t barrier) const;
+  bool all_arrived(uint64_t barrier) const;  ///< the waiting loops' check: no allocation
+  std::vector<int> ranks_behind(uint64_t barrier) const;  ///< for the error messages
   bool has_exited(int rank) const;
 
   std::string name_;

@@ -62,6 +62,20 @@ class Optimizer {
   virtual void state_from_host() {}
 };
 
+/// torch::optim::Optimizer::step for an optimizer whose step is `optimizer.update()`: evaluates
+/// `closure` with grad mode on when there is one, then updates with each group's own lr, never
+/// skipped. Returns the closure's loss (undefined without one).
+inline torch::Tensor step_by_update(Optimizer& optimizer,
+                                    const torch::optim::Optimizer::LossClosure& closure) {
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  optimizer.update({}, {});
+  return loss;
+}
+
 /// The lr of `optimizer`'s first parameter group (0 when it has none): the schedule's base lr.
 inline double first_group_lr(torch::optim::Optimizer& optimizer) {
   auto& groups = optimizer.param_groups();
