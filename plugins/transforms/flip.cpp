@@ -15,7 +15,7 @@ class FlipTransform : public Transform, public BatchedTransform {
   FlipTransform(int axis, double p) : axis_(axis), p_(p) {}
   void apply(cv::Mat& image, Rng& rng) const override {
     double flip = 0;
-    draw(rng, &flip);
+    draw(rng, image.rows, image.cols, &flip);
     if (flip == 0) return;
     cv::Mat out;
     cv::flip(image, out, axis_);
@@ -23,7 +23,9 @@ class FlipTransform : public Transform, public BatchedTransform {
   }
 
   int draws_per_sample() const override { return 1; }
-  void draw(Rng& rng, double* out) const override { out[0] = draw_coin(rng, p_) ? 1 : 0; }
+  void draw(Rng& rng, int64_t /*height*/, int64_t /*width*/, double* out) const override {
+    out[0] = draw_coin(rng, p_) ? 1 : 0;
+  }
   at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& draws) const override {
     // cv::flip code 1 mirrors columns (W, dim 3 of NCHW), 0 rows (H, dim 2).
     const at::Tensor flipped = images.flip({axis_ == 1 ? 3 : 2});

@@ -22,13 +22,13 @@ class BrightnessContrastTransform : public Transform, public BatchedTransform {
 
   void apply(cv::Mat& image, Rng& rng) const override {
     double drawn[3];
-    draw(rng, drawn);
+    draw(rng, image.rows, image.cols, drawn);
     if (drawn[0] != 0) adjust(image, drawn[1], drawn[2]);
   }
 
   int draws_per_sample() const override { return 3; }
   /// coin (1: apply), alpha, beta: always all three, in this order.
-  void draw(Rng& rng, double* out) const override {
+  void draw(Rng& rng, int64_t /*height*/, int64_t /*width*/, double* out) const override {
     out[0] = draw_coin(rng, p_) ? 1 : 0;
     out[1] = 1.0 + rng.uniform(c_lo_, c_hi_);
     out[2] = rng.uniform(b_lo_, b_hi_);

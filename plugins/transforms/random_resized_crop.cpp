@@ -2,15 +2,19 @@
 
 #include <cmath>
 
+#include <ATen/ATen.h>
 #include <opencv2/imgproc.hpp>
 
+#include "resize_matrix.hpp"
+#include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
+#include "runner/error.hpp"
 #include "transform_params.hpp"
 
 namespace runner::data {
 namespace {
 
-class RandomResizedCropTransform : public Transform {
+class RandomResizedCropTransform : public Transform, public BatchedTransform {
  public:
   RandomResizedCropTransform(int height, int width, double s_lo, double s_hi, double r_lo,
                              double r_hi, int interpolation, double p)
@@ -24,12 +28,57 @@ class RandomResizedCropTransform : public Transform {
         p_(p) {}
 
   void apply(cv::Mat& image, Rng& rng) const override {
-    const bool on = draw_coin(rng, p_);
-    const cv::Rect box = choose_box(image.rows, image.cols, rng);
-    if (!on) return;
+    double drawn[5];
+    draw(rng, image.rows, image.cols, drawn);
+    if (drawn[0] == 0) return;
+    const cv::Rect box(static_cast<int>(drawn[1]), static_cast<int>(drawn[2]),
+                       static_cast<int>(drawn[3]), static_cast<int>(drawn[4]));
     cv::Mat out;
     cv::resize(image(box), out, cv::Size(width_, height_), 0, 0, interpolation_);
     image = out;
+  }
+
+  int draws_per_sample() const override { return 5; }
+  /// coin (1: crop), then the box x, y, width, height.
+  void draw(Rng& rng, int64_t height, int64_t width, double* out) const override {
+    out[0] = draw_coin(rng, p_) ? 1 : 0;
+    const cv::Rect box = choose_box(static_cast<int>(height), static_cast<int>(width), rng);
+    out[1] = box.x;
+    out[2] = box.y;
+    out[3] = box.width;
+    out[4] = box.height;
+  }
+
+  /// Each sample's box resized by its own pair of resize matrices (cv::resize of unit impulses,
+  /// placed at the box): the per-sample cv::resize(image(box)) to float rounding, u8 within one
+  /// level, with the configured interpolation.
+  at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& draws) const override {
+    const int64_t batch = images.size(0), rows = images.size(2), cols = images.size(3);
+    at::Tensor row_maps = at::zeros({batch, height_, rows}, at::kFloat);
+    at::Tensor column_maps = at::zeros({batch, cols, width_}, at::kFloat);
+    const auto drawn = draws.accessor<double, 2>();
+    for (int64_t b = 0; b < batch; ++b) {
+      if (drawn[b][0] == 0) {
+        // The per-sample path leaves the image as it is; collate would refuse two sizes.
+        if (rows != height_ || cols != width_)
+          throw DataError("random_resized_crop with p < 1 leaves some " + std::to_string(rows) +
+                          "x" + std::to_string(cols) + " images uncropped beside " +
+                          std::to_string(height_) + "x" + std::to_string(width_) +
+                          " crops, and a batch has one size: set p: 1 or resize after it");
+        row_maps[b] = at::eye(rows, at::kFloat);
+        column_maps[b] = at::eye(cols, at::kFloat);
+        continue;
+      }
+      const auto x = static_cast<int64_t>(drawn[b][1]), y = static_cast<int64_t>(drawn[b][2]);
+      const auto w = static_cast<int>(drawn[b][3]), h = static_cast<int>(drawn[b][4]);
+      row_maps[b].narrow(1, y, h).copy_(resize_matrix(0, h, w, height_, width_, interpolation_));
+      column_maps[b].narrow(0, x, w).copy_(
+          resize_matrix(1, h, w, height_, width_, interpolation_).t());
+    }
+    const auto device = images.device();
+    const at::Tensor rows_applied =
+        at::matmul(row_maps.to(device).unsqueeze(1), images.to(at::kFloat));
+    return as_input_type(at::matmul(rows_applied, column_maps.to(device).unsqueeze(1)), images);
   }
 
  private:

@@ -16,7 +16,7 @@ class RandomRotate90Transform : public Transform, public BatchedTransform {
   explicit RandomRotate90Transform(double p) : p_(p) {}
   void apply(cv::Mat& image, Rng& rng) const override {
     double turns = 0;
-    draw(rng, &turns);
+    draw(rng, image.rows, image.cols, &turns);
     const int k = static_cast<int>(turns);
     if (k == 0) return;
     static const int codes[] = {0, cv::ROTATE_90_COUNTERCLOCKWISE, cv::ROTATE_180,
@@ -28,7 +28,7 @@ class RandomRotate90Transform : public Transform, public BatchedTransform {
 
   int draws_per_sample() const override { return 1; }
   /// The quarter turns this sample gets (0 when the coin says no).
-  void draw(Rng& rng, double* out) const override {
+  void draw(Rng& rng, int64_t /*height*/, int64_t /*width*/, double* out) const override {
     const bool on = draw_coin(rng, p_);
     const int64_t k = rng.uniform_int(0, 3);
     out[0] = on ? static_cast<double>(k) : 0.0;

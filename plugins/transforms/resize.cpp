@@ -8,28 +8,13 @@
 #include <ATen/ATen.h>
 #include <opencv2/imgproc.hpp>
 
+#include "resize_matrix.hpp"
 #include "runner/data/batched_transform.hpp"
 #include "runner/data/transform.hpp"
 #include "transform_params.hpp"
 
 namespace runner::data {
 namespace {
-
-// [out, in] float32: column i is what cv::resize makes of a unit impulse at i, along one axis.
-// cv::resize is separable for every interpolation it offers, so two such matrices reproduce it on
-// float images to float rounding.
-at::Tensor resize_matrix(int in, int out, int interpolation) {
-  at::Tensor matrix = at::empty({out, in}, at::kFloat);
-  auto values = matrix.accessor<float, 2>();
-  cv::Mat impulse(in, 1, CV_32F), response;
-  for (int i = 0; i < in; ++i) {
-    impulse.setTo(0);
-    impulse.at<float>(i) = 1;
-    cv::resize(impulse, response, cv::Size(1, out), 0, 0, interpolation);
-    for (int o = 0; o < out; ++o) values[o][i] = response.at<float>(o);
-  }
-  return matrix;
-}
 
 class ResizeTransform : public Transform, public BatchedTransform {
  public:
@@ -50,9 +35,7 @@ class ResizeTransform : public Transform, public BatchedTransform {
     const int in_width = static_cast<int>(images.size(3));
     if (in_height == height_ && in_width == width_) return images;
     const auto [rows, columns] = matrices(in_height, in_width, images.device());
-    at::Tensor out = at::matmul(at::matmul(rows, images.to(at::kFloat)), columns);
-    if (images.scalar_type() == at::kByte) out = out.round().clamp(0, 255).to(at::kByte);
-    return out;
+    return as_input_type(at::matmul(at::matmul(rows, images.to(at::kFloat)), columns), images);
   }
 
  private:
@@ -65,9 +48,12 @@ class ResizeTransform : public Transform, public BatchedTransform {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = cache_.find(key);
     if (found == cache_.end()) {
-      at::Tensor rows = resize_matrix(in_height, height_, interpolation_).to(device);
-      at::Tensor columns =
-          resize_matrix(in_width, width_, interpolation_).t().contiguous().to(device);
+      at::Tensor rows =
+          resize_matrix(0, in_height, in_width, height_, width_, interpolation_).to(device);
+      at::Tensor columns = resize_matrix(1, in_height, in_width, height_, width_, interpolation_)
+                               .t()
+                               .contiguous()
+                               .to(device);
       found = cache_.emplace(key, std::make_pair(rows, columns)).first;
     }
     return found->second;

@@ -29,23 +29,20 @@ torch::Tensor BatchedPipeline::apply(const torch::Tensor& images,
   if (images.dim() != 4 || images.size(0) != static_cast<int64_t>(indices.size()))
     throw Error("batched transforms: expected images [B, C, H, W] and B indices");
   const auto batch = static_cast<int64_t>(indices.size());
-  // Every sample's draws first, from its own stream, transform after transform as the
-  // per-sample Pipeline::apply consumes it.
-  std::vector<torch::Tensor> draws;
-  std::vector<double*> rows;
-  for (const BatchedTransform* transform : transforms_) {
-    draws.push_back(torch::zeros({batch, transform->draws_per_sample()}, torch::kDouble));
-    rows.push_back(draws.back().data_ptr<double>());
-  }
-  for (int64_t b = 0; b < batch; ++b) {
-    Rng rng(seed, epoch, static_cast<uint64_t>(indices[b]));
-    for (size_t t = 0; t < transforms_.size(); ++t) {
-      const int n = transforms_[t]->draws_per_sample();
-      transforms_[t]->draw(rng, rows[t] + b * n);
-    }
-  }
+  // Each sample's stream continues from transform to transform, as in the per-sample
+  // Pipeline::apply; a transform draws when the batch reaches it, seeing the images' size then.
+  std::vector<Rng> streams;
+  streams.reserve(indices.size());
+  for (int64_t index : indices) streams.emplace_back(seed, epoch, static_cast<uint64_t>(index));
   torch::Tensor out = images;
-  for (size_t t = 0; t < transforms_.size(); ++t) out = transforms_[t]->apply_batch(out, draws[t]);
+  for (const BatchedTransform* transform : transforms_) {
+    const int n = transform->draws_per_sample();
+    torch::Tensor draws = torch::zeros({batch, n}, torch::kDouble);
+    double* rows = draws.data_ptr<double>();
+    for (int64_t b = 0; b < batch; ++b)
+      transform->draw(streams[b], out.size(2), out.size(3), rows + b * n);
+    out = transform->apply_batch(out, draws);
+  }
   return out.to(torch::kFloat).contiguous();
 }
 

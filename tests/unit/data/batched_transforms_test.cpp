@@ -133,7 +133,8 @@ TEST(BatchedTransforms, NormalizeAndToTensorAreTheSameFloat32Expression) {
 
 TEST(BatchedTransforms, ResizeOfU8ImagesIsWithinOneLevelOfOpenCv) {
   for (const char* interpolation : {"lanczos4", "cubic", "linear", "area", "nearest"}) {
-    for (auto [height, width] : {std::pair{56, 56}, std::pair{20, 24}}) {
+    // Up, down, and one axis each way (OpenCV then picks its method from both scales).
+    for (auto [height, width] : {std::pair{56, 56}, std::pair{20, 24}, std::pair{20, 40}}) {
       const nlohmann::json entries = {{{"name", "resize"},
                                        {"height", height},
                                        {"width", width},
@@ -156,6 +157,36 @@ TEST(BatchedTransforms, ResizeOfFloatImagesIsOpenCvsFloatResizeToFloatRounding) 
   }
 }
 
+TEST(BatchedTransforms, RandomResizedCropIsOpenCvsResizeOfTheSameBoxes) {
+  // The box depends on the image size as it reaches the crop: a resize before it must be seen.
+  for (const char* interpolation : {"linear", "lanczos4", "area", "nearest"}) {
+    const nlohmann::json crop = {{"name", "random_resized_crop"},
+                                 {"height", 20},
+                                 {"width", 24},
+                                 {"interpolation", interpolation}};
+    Difference d = compare(nlohmann::json::array({crop}));
+    EXPECT_LE(d.max, 1.0) << crop.dump();
+    EXPECT_LT(d.share, 0.2) << crop.dump();
+    d = compare(nlohmann::json::array(
+        {nlohmann::json{{"name", "resize"}, {"height", 40}, {"width", 36}}, crop}));
+    EXPECT_LE(d.max, 2.0) << crop.dump();  // two u8 resizes: one level each
+    // Float images: the per-sample float resize, to float rounding.
+    EXPECT_LE(compare(nlohmann::json::array({nlohmann::json{{"name", "to_tensor"}}, crop})).max,
+              255 * 1e-4)
+        << crop.dump();
+  }
+  // p < 1 where the output size is the input's: uncropped samples pass through unchanged.
+  EXPECT_LE(compare(nlohmann::json::parse(R"([{"name": "random_resized_crop", "p": 0.5,
+                                              "height": 28, "width": 28}])"))
+                .max,
+            1.0);
+  // p < 1 with another output size: two sizes in a batch, refused (collate refuses them too).
+  const Pipeline mixed = pipeline_of(nlohmann::json::parse(R"([
+      {"name": "random_resized_crop", "p": 0.5, "height": 20, "width": 20}])"));
+  const auto images = test_images(32, 28, 28, 1, 5);
+  EXPECT_THROW(batched(mixed, images, sample_indices(images.size()), 1, 0), DataError);
+}
+
 TEST(BatchedTransforms, TheReferenceWorkloadsChainMatchesWithinOneResizeLevel) {
   // The original's transforms: flips, brightness/contrast, Lanczos resize to 56, normalize.
   const nlohmann::json entries = nlohmann::json::parse(R"([
@@ -171,13 +202,13 @@ TEST(BatchedTransforms, TheReferenceWorkloadsChainMatchesWithinOneResizeLevel) {
 
 TEST(BatchedTransforms, ATransformWithoutABatchedFormIsAConfigErrorNamingIt) {
   const Pipeline pipeline = pipeline_of(nlohmann::json::parse(R"([
-      {"name": "horizontal_flip"}, {"name": "random_resized_crop", "height": 20, "width": 20}])"));
+      {"name": "horizontal_flip"}, {"name": "shift_scale_rotate"}])"));
   try {
     BatchedPipeline(pipeline, "data.train_transforms");
-    ADD_FAILURE() << "random_resized_crop accepted";
+    ADD_FAILURE() << "shift_scale_rotate accepted";
   } catch (const ConfigError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("data.train_transforms[1] random_resized_crop has no batched form"),
+    EXPECT_NE(message.find("data.train_transforms[1] shift_scale_rotate has no batched form"),
               std::string::npos)
         << message;
     EXPECT_NE(message.find("data.device: loader"), std::string::npos) << message;

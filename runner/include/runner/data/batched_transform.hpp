@@ -8,6 +8,8 @@
 // A transform plugin opts in by deriving from Transform and BatchedTransform both; one that does
 // not is refused by name under data.device.
 
+#include <cstdint>
+
 #include <ATen/core/Tensor.h>
 
 #include "runner/data/rng.hpp"
@@ -20,8 +22,9 @@ class BatchedTransform {
   /// Numbers one sample's draw() writes (0: the transform draws nothing).
   virtual int draws_per_sample() const { return 0; }
   /// Draws one sample's random choices into `out[0 .. draws_per_sample())`, consuming `rng`
-  /// exactly as the per-sample apply() does.
-  virtual void draw(Rng& /*rng*/, double* /*out*/) const {}
+  /// exactly as the per-sample apply() does; `height` x `width` is the size of the images as
+  /// they reach this transform (choices such as a crop box depend on it).
+  virtual void draw(Rng& /*rng*/, int64_t /*height*/, int64_t /*width*/, double* /*out*/) const {}
   /// Transforms `images` [B, C, H, W] (uint8 or float32, any device) given `draws`, a float64
   /// CPU tensor [B, draws_per_sample()] of each sample's draw(); returns the new batch (uint8
   /// stays uint8 where the per-sample transform keeps u8 images u8).
