@@ -55,9 +55,10 @@ check(abs(evals["cpu"]["val_loss"] - evals["loader"]["val_loss"]) < 2e-3,
       f"validation on the resident split: {evals['cpu']} vs {evals['loader']}")
 
 code, out = run("run", [exp, "--set", f"output.root={tmp}/crop", "--set", "data.device=cpu", "--set",
-                        "data.train_transforms=[{name: shift_scale_rotate}]"],
+                        "data.train_transforms=[{name: shift_scale_rotate, border_mode: wrap}]"],
                 expect=2)
-check("data.train_transforms[0] shift_scale_rotate has no batched form" in out and out.count("error") == 1,
+check("data.train_transforms[0] shift_scale_rotate has no batched form with border_mode wrap" in out
+      and out.count("error") == 1,
       f"a transform without a batched form: exit 2, one line naming it\n{out[-800:]}")
 if not os.path.exists("/dev/nvidia0"):
     code, out = run("run", [exp, "--set", f"output.root={tmp}/cuda", "--set", "data.device=cuda"], expect=2)

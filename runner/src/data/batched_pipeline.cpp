@@ -13,10 +13,12 @@ BatchedPipeline::BatchedPipeline(const Pipeline& pipeline, const std::string& li
     const auto* batched = dynamic_cast<const BatchedTransform*>(transform.get());
     if (!batched) {
       const std::string& name = pipeline.names()[i];
+      const auto* without = dynamic_cast<const WithoutBatchedForm*>(transform.get());
       throw ConfigError(list + "[" + std::to_string(i) + "] " +
-                        (name.empty() ? "(unnamed)" : name) +
-                        " has no batched form, so it cannot run on whole batches under "
-                        "data.device; set data.device: loader (the per-sample OpenCV path)");
+                        (name.empty() ? "(unnamed)" : name) + " has no batched form" +
+                        (without ? " with " + without->why_not_batched() : std::string()) +
+                        ", so it cannot run on whole batches under data.device; set "
+                        "data.device: loader (the per-sample OpenCV path)");
     }
     owners_.push_back(transform);
     transforms_.push_back(batched);

@@ -9,6 +9,7 @@
 // not is refused by name under data.device.
 
 #include <cstdint>
+#include <string>
 
 #include <ATen/core/Tensor.h>
 
@@ -29,6 +30,17 @@ class BatchedTransform {
   /// CPU tensor [B, draws_per_sample()] of each sample's draw(); returns the new batch (uint8
   /// stays uint8 where the per-sample transform keeps u8 images u8).
   virtual at::Tensor apply_batch(const at::Tensor& images, const at::Tensor& draws) const = 0;
+};
+
+/// Derived from instead of BatchedTransform by a transform whose batched form exists for some of
+/// its parameters only, so that data.device names the parameter at fault rather than the
+/// transform (a separate class, so that BatchedTransform's layout stays as plugins built it).
+class WithoutBatchedForm {
+ public:
+  virtual ~WithoutBatchedForm() = default;
+  /// Which parameter value has no batched form and why, e.g. "border_mode wrap (grid_sample has
+  /// no wrapping border)".
+  virtual std::string why_not_batched() const = 0;
 };
 
 }  // namespace runner::data
