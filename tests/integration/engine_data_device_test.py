@@ -13,7 +13,7 @@ name: device
 seed: 5
 launch: {device: cpu, threads_per_process: 1}
 data:
-  dataset: {name: synthetic, train_size: 256, val_size: 64, test_size: 0, height: 16, width: 16, noise: 0.5}
+  dataset: {name: synthetic, train_size: 256, val_size: 63, test_size: 37, height: 16, width: 16, noise: 0.5}
   train_transforms:
     - {name: horizontal_flip, p: 0.5}
     - {name: vertical_flip, p: 0.5}
@@ -30,18 +30,20 @@ optimizer: {name: sgd, lr: 0.05}
 scheduler: {name: none}
 metrics: [{name: accuracy}]
 train: {epochs: 1, batch_size: 16, max_steps: 8, log_every_steps: 1, deterministic: true}
-predict: {enabled: false}
+predict: {enabled: true, format: csv, output: predictions.csv}
 """
 
 tmp = tmpdir()
 exp = write(os.path.join(tmp, "device.yaml"), CONFIG)
-losses, evals, made_on = {}, {}, {}
+losses, evals, made_on, predictions = {}, {}, {}, {}
 for device in ("loader", "cpu", "auto"):
     root = os.path.join(tmp, device)
     run("run", [exp, "--set", f"output.root={root}", "--set", f"data.device={device}"] + ranks_args(2))
     run_dir = only_run_dir(root, "device")
     losses[device] = [r["loss"] for r in metrics(run_dir, "step")]
     evals[device] = metrics(run_dir, "epoch")[-1]
+    with open(os.path.join(run_dir, "predictions.csv")) as f:
+        predictions[device] = [line.split(",") for line in f.read().splitlines()[1:]]
     made_on[device] = json.load(open(os.path.join(run_dir, "summary.json")))["train_loader"]["batches_made_on"]
 
 check(made_on == {"loader": "loader", "cpu": "cpu", "auto": "loader"},
@@ -53,6 +55,17 @@ worst = max(abs(a - b) / max(1.0, abs(b)) for a, b in zip(losses["cpu"], losses[
 check(worst < 2e-3, f"batched and per-sample training differ by {worst}: {losses['cpu']} vs {losses['loader']}")
 check(abs(evals["cpu"]["val_loss"] - evals["loader"]["val_loss"]) < 2e-3,
       f"validation on the resident split: {evals['cpu']} vs {evals['loader']}")
+
+# The sampler's order and gather_for_metrics are the loader path's: 63 validation and 37 test
+# samples on 2 ranks pad each rank's last batch; the gathered predictions drop the padding and keep
+# the split's order, so the prediction file has one row per test sample, in order, with the loader
+# run's probabilities (to one resize level's rounding).
+check([row[0] for row in predictions["cpu"]] == [str(i) for i in range(37)],
+      f"predictions.csv index column under data.device cpu: {[row[0] for row in predictions['cpu']]}")
+prob_gap = max(abs(float(a) - float(b)) for ra, rb in zip(predictions["cpu"], predictions["loader"])
+               for a, b in zip(ra[2:], rb[2:]))
+check(len(predictions["cpu"]) == len(predictions["loader"]) and prob_gap < 2e-3,
+      f"predicted probabilities differ between the paths by {prob_gap}")
 
 code, out = run("run", [exp, "--set", f"output.root={tmp}/crop", "--set", "data.device=cpu", "--set",
                         "data.train_transforms=[{name: shift_scale_rotate, border_mode: wrap}]"],

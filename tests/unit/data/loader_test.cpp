@@ -198,6 +198,42 @@ TEST(DataLoader, EveryRankYieldsEqualBatchesAndPaddingIsFlagged) {
   EXPECT_EQ(std::set<int64_t>(real.begin(), real.end()).size(), 1001u);
 }
 
+TEST(DataLoader, ResidentBatchesFollowTheSamplersOrderOnEveryRankAndOnResume) {
+  // data.device: the same rows, labels, padding flags and augmentation draws per sample as the
+  // per-sample loader, rank by rank, epoch by epoch, and from a mid-epoch resume.
+  auto data = synthetic(203, 8, 8);
+  const auto resident = make_resident_split(*data, torch::kCPU);
+  for (size_t rank = 0; rank < 3; ++rank) {
+    LoaderOptions o;
+    o.batch_size = 16;
+    o.shuffle = true;
+    o.seed = 9;
+    o.rank = rank;
+    o.world_size = 3;
+    o.num_workers = 1;
+    DataLoader per_sample(data, augmentations(), o);
+    o.resident = resident;
+    DataLoader batched(data, augmentations(), o);
+    for (uint64_t epoch : {0, 3}) {
+      const auto expected = epoch_of(per_sample, epoch);
+      for (size_t skip : {size_t{0}, size_t{2}}) {
+        const auto got = epoch_of(batched, epoch, skip);
+        ASSERT_EQ(got.size() + skip, expected.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          const Batch& want = expected[i + skip];
+          EXPECT_TRUE(torch::equal(got[i].indices, want.indices)) << rank << " " << i;
+          EXPECT_TRUE(torch::equal(got[i].labels, want.labels)) << rank << " " << i;
+          EXPECT_TRUE(torch::equal(got[i].padding, want.padding)) << rank << " " << i;
+          // Resize and shift_scale_rotate round differently (a few u8 levels), a different draw
+          // would differ by far more; normalize divides by 0.3 x 255.
+          EXPECT_LT((got[i].images - want.images).abs().max().item<double>(), 10.0 / (0.3 * 255))
+              << rank << " " << i;
+        }
+      }
+    }
+  }
+}
+
 class FailingDataset : public Dataset {
  public:
   size_t size() const override { return 20; }
