@@ -34,8 +34,11 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Pipeline pipeline
   options_.prefetch = std::max<size_t>({options_.prefetch, options_.num_workers, 1});
   if (options_.resident) {
     batched_ = std::make_unique<BatchedPipeline>(pipeline_, options_.transforms_key);
-    // Work queued on a GPU returns at once: loader threads would only add locking.
-    if (!options_.resident->images.is_cpu()) options_.num_workers = 0;
+    // Batches are made in the consumer's thread. On a GPU the work is queued and returns at
+    // once; on the CPU a batch costs ~1 ms per 100 images on the intra-op pool, and ATen calls
+    // from loader threads would start thread teams of their own beside the training step's
+    // (measured: convnext_atto trained 30% slower with 2 loader threads, bench/data_device.sh).
+    options_.num_workers = 0;
   }
 }
 
