@@ -7,7 +7,8 @@
 #   4. mnist_ddp_fp16.yaml on one GPU (the issue's "trains" check)
 #   5. the reference workload (convnext_small, 56 px, batch 256, STEPS steps) in runner and in
 #      Python (torch + timm + accelerate): fp16 and fp32, synthetic and Fashion-MNIST (IDX)
-#   6. one table: images/s, peak GPU MiB, runner/Python ratio
+#   6. data.device loader and cuda (issue 27): images/s and the share of time waiting for data
+#   7. one table: images/s, peak GPU MiB, runner/Python ratio
 # Budget: under 8 minutes on one H200 with 16 cores. Usage: bench/gpu_check.sh [steps=60]
 # GPU_CHECK_UNTIL=configure stops after configuring (a dry run of steps 1-2 on the CPU machine).
 set -uo pipefail
@@ -131,8 +132,9 @@ MNIST_ROOT=$DEPS/fashion-mnist "$RUNNER" run experiments/mnist_ddp_fp16.yaml \
 
 RESULTS=$BUILD/gpu_check_results.tsv
 : >"$RESULTS"
-run_runner() {  # data precision
-  local data=$1 precision=$2 yaml=$BUILD/check_${1}_${2}.yaml dataset transforms
+run_runner() {  # data precision [data.device: auto when not given]
+  local data=$1 precision=$2 device=${3:-auto} tag=${1}_${2}${3:+_$3}
+  local yaml=$BUILD/check_$tag.yaml dataset transforms
   if [ "$data" = synthetic ]; then
     dataset="{name: synthetic, train_size: $((STEPS * 256 + 512)), val_size: 512, test_size: 0, height: 56, width: 56, channels: 1, num_classes: 10}"
     transforms="[{name: normalize, mean: 0.5, std: 0.25}]"
@@ -141,7 +143,7 @@ run_runner() {  # data precision
     transforms="[{name: horizontal_flip, p: 0.5}, {name: resize, height: 56, width: 56, interpolation: lanczos4}, {name: normalize, mean: 0.2860, std: 0.3530}]"
   fi
   cat >"$yaml" <<YAML
-name: gpu_check_${data}_${precision}
+name: gpu_check_$tag
 seed: 0
 launch: {num_processes: 1, device: cuda, cudnn_benchmark: true}
 precision: $precision
@@ -150,22 +152,27 @@ data:
   train_transforms: $transforms
   eval_transforms: [{name: resize, height: 56, width: 56}]
   num_workers: 12
+  device: $device
 model: {backbone: convnext_small, pretrained: false, in_chans: 1, num_classes: 10}
 optimizer: {name: adam, lr: 5.0e-5}
 train: {epochs: 10, batch_size: 256, max_steps: $STEPS, log_every_steps: 5}
 predict: {enabled: false}
-output: {root: $BUILD/runs, run_dir: $BUILD/runs/check_${data}_${precision}}
+output: {root: $BUILD/runs, run_dir: $BUILD/runs/check_$tag}
 YAML
   [ "$data" = synthetic ] && sed -i 's/eval_transforms: .*/eval_transforms: []/' "$yaml"
-  rm -rf "$BUILD/runs/check_${data}_${precision}"
-  "$RUNNER" run "$yaml" >"$BUILD/check_${data}_${precision}.log" 2>&1 ||
-    { tail -5 "$BUILD/check_${data}_${precision}.log"; echo "runner $data $precision FAILED"; return; }
-  $PY - "$BUILD/runs/check_${data}_${precision}" "$data" "$precision" >>"$RESULTS" <<'PYEOF'
+  rm -rf "$BUILD/runs/check_$tag"
+  "$RUNNER" run "$yaml" >"$BUILD/check_$tag.log" 2>&1 ||
+    { tail -5 "$BUILD/check_$tag.log"; echo "runner $tag FAILED"; return; }
+  $PY - "$BUILD/runs/check_$tag" "$data" "$precision" "${3:+:$3}" >>"$RESULTS" <<'PYEOF'
 import json, sys
-d, data, precision = sys.argv[1:]
+d, data, precision, device = sys.argv[1:]
 s = json.load(open(d + "/summary.json"))
-scales = [json.loads(l).get("scale") for l in open(d + "/metrics.jsonl") if '"scale"' in l]
-print(f"runner\t{data}\t{precision}\t{s['train_images_per_s']:.0f}\t{s['peak_gpu_mib']:.0f}\t{s['optimizer_steps']}\t{scales}")
+steps = [json.loads(l) for l in open(d + "/metrics.jsonl") if '"kind":"step"' in l]
+scales = [r.get("scale") for r in steps if "scale" in r]
+waits = [r["data_wait"] for r in steps[1:] if "data_wait" in r] or [float("nan")]
+print(f"runner{device}\t{data}\t{precision}\t{s['train_images_per_s']:.0f}\t{s['peak_gpu_mib']:.0f}"
+      f"\t{s['optimizer_steps']}\t{scales}\t{s['train_loader']['batches_made_on']}"
+      f"\t{100 * sum(waits) / len(waits):.1f}")
 PYEOF
 }
 run_python() {  # data precision
@@ -183,6 +190,13 @@ for data in synthetic fashion; do
   done
 done
 
+# Issue 27: where batches are made (data.device), the reference transforms on Fashion-MNIST.
+for device in loader cuda; do
+  say "data.device $device: fashion fp16 ($STEPS steps, batch 256)"
+  run_runner fashion fp16 "$device"
+  tail -1 "$RESULTS"
+done
+
 say "results (images/s excludes the first 3 steps; peak = CUDA caching allocator's peak)"
 $PY - "$RESULTS" <<'PYEOF'
 import sys
@@ -196,6 +210,10 @@ for data in ("synthetic", "fashion"):
         pi = float(p[3]) if p else 0.0
         ratio = f"{ri / pi:.2f}" if ri and pi else "-"
         print(f"{data:10} {precision:5} {ri:12.0f} {pi:12.0f} {ratio:>6} {r[4] if r else '-':>10} {p[4] if p else '-':>10}")
+print(f"\n{'data.device':14} {'img/s':>7} {'made on':>8} {'data wait %':>11} {'MiB':>7}")
+for r in rows:
+    if r[0].startswith("runner") and len(r) > 8:
+        print(f"{r[0]:14} {r[3]:>7} {r[7]:>8} {r[8]:>11} {r[4]:>7}")
 for r in rows:
     if r[0] == "runner" and r[2] == "fp16":
         print(f"runner {r[1]} fp16: {r[5]} optimizer steps; loss scale every 5 steps: {r[6]}")

@@ -143,13 +143,13 @@ def main():
               f"seed 5 twice gives the same losses, seed 6 others: {losses(a)[:2]} {losses(c)[:2]}")
         # data.num_workers, data.prefetch_batches: what the loader ran with (summary.json reads the
         # live loader), and the same batches as loading in the training thread
-        # (the loader's keys: data.device auto makes batches in the training thread on CPU runs)
-        _, plain = r.run("data.device=loader")
-        _, d = r.run("data.device=loader", "data.num_workers=3", "data.prefetch_batches=5")
-        _, resident = r.run("data.num_workers=3")
+        _, plain = r.run()
+        _, d = r.run("data.num_workers=3", "data.prefetch_batches=5")
+        # (the loader's keys: data.device cpu makes batches in the training thread)
+        _, resident = r.run("data.device=cpu", "data.num_workers=3")
         check(r.summary(resident).get("train_loader", {}).get("worker_threads") == 0 and
               r.summary(resident).get("train_loader", {}).get("batches_made_on") == "cpu",
-              f"data.device auto on CPU ignores num_workers: {r.summary(resident).get('train_loader')}")
+              f"data.device cpu ignores num_workers: {r.summary(resident).get('train_loader')}")
         loader = {k: v for k, v in r.summary(d).get("train_loader").items() if k != "batches_made_on"}
         check(loader == {"worker_threads": 3, "prefetch_batches": 5},
               f"num_workers=3, prefetch_batches=5 start 3 threads that read 5 batches ahead: {loader}")

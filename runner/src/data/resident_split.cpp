@@ -1,10 +1,12 @@
 #include "data/resident_split.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include <torch/torch.h>
 
+#include "data/batched_pipeline.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
@@ -52,6 +54,31 @@ std::shared_ptr<const ResidentSplit> make_resident_split(const Dataset& dataset,
   split->images = images.permute({0, 3, 1, 2}).contiguous().to(device);
   split->labels = labels.to(device);
   return split;
+}
+
+ResidentChoice choose_resident(
+    const Dataset& dataset, const std::vector<std::pair<const Pipeline*, std::string>>& pipelines,
+    const torch::Device& device, double device_bytes, double share) {
+  const double bytes = static_cast<double>(resident_bytes(dataset));
+  if (device_bytes <= 0 || bytes > share * device_bytes) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "the decoded split (%.0f MiB) is more than data.device_memory_share %g of the "
+                  "device's %.0f MiB",
+                  bytes / (1 << 20), share, device_bytes / (1 << 20));
+    return {nullptr, text};
+  }
+  try {
+    for (const auto& [pipeline, list] : pipelines) BatchedPipeline(*pipeline, list);
+    // Decoding tells whether every image has the first one's size and depth.
+    return {make_resident_split(dataset, device), ""};
+  } catch (const Error& e) {
+    std::string reason = e.what();
+    // The errors' advice (set data.device: loader) is what auto does anyway.
+    for (const char* advice : {", so it cannot run on whole batches", ": a split held as one"})
+      if (const auto cut = reason.find(advice); cut != std::string::npos) reason.resize(cut);
+    return {nullptr, reason};
+  }
 }
 
 }  // namespace runner::data

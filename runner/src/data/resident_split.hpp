@@ -5,9 +5,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <torch/types.h>
 
+#include "data/pipeline.hpp"
 #include "runner/data/dataset.hpp"
 
 namespace runner::data {
@@ -25,5 +29,20 @@ int64_t resident_bytes(const Dataset& dataset);
 /// needs the per-sample loader: data.device: loader).
 std::shared_ptr<const ResidentSplit> make_resident_split(const Dataset& dataset,
                                                          const torch::Device& device);
+
+/// What data.device auto decides for a split: kept on the device (`split` set), or made by the
+/// loader for the reason in `why_not`.
+struct ResidentChoice {
+  std::shared_ptr<const ResidentSplit> split;
+  std::string why_not;  ///< e.g. "data.train_transforms[0] shift_scale_rotate has no batched
+                        ///< form with border_mode wrap"
+};
+
+/// Keeps `dataset` on `device` when its decoded images take at most `share` of `device_bytes`,
+/// every pipeline (with where it is configured) has batched forms, and every image is u8 of the
+/// first one's size; else says why not (nothing is thrown for those).
+ResidentChoice choose_resident(
+    const Dataset& dataset, const std::vector<std::pair<const Pipeline*, std::string>>& pipelines,
+    const torch::Device& device, double device_bytes, double share);
 
 }  // namespace runner::data

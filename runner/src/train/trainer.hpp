@@ -139,9 +139,6 @@ class Trainer {
                                      const std::shared_ptr<data::Dataset>& dataset);
   /// data.device resolved: the device batches are made on, or nullopt for the per-sample loader.
   std::optional<torch::Device> resolve_data_device();
-  /// Why data.device auto cannot keep the training split on `device` ("" when it can; then the
-  /// split is decoded and kept).
-  std::string why_not_resident(const torch::Device& device);
   StepFlags agree_on_flags(bool save_due);
   /// Reads the device's sums since the last read (all ranks: a SUM and a MAX all-reduce, then
   /// one host read) into the window's and the epoch's totals, with the steps taken, the lr and
