@@ -8,5 +8,6 @@ namespace runner::models {
 void register_convnext(Registry<ModelFactory>& registry);
 void register_resnet(Registry<ModelFactory>& registry);
 void register_small_cnn(Registry<ModelFactory>& registry);
+void register_scripted(Registry<ModelFactory>& registry);
 
 }  // namespace runner::models

@@ -7,6 +7,7 @@ void register_builtin_models(Registry<ModelFactory>& registry) {
   models::register_convnext(registry);
   models::register_resnet(registry);
   models::register_small_cnn(registry);
+  models::register_scripted(registry);
 }
 
 }  // namespace runner

@@ -35,9 +35,14 @@ class Registry {
     entries_.emplace(name, Entry{name, std::move(factory), std::move(schema), std::move(help)});
   }
 
-  /// The entry for `name`, or nullptr.
+  /// The entry for `name`, or nullptr. A name registered as "family/*" stands for every
+  /// "family/<anything>" not registered by its full name (e.g. timm/* for timm/efficientnet_b0).
   const Entry* find(const std::string& name) const {
     auto it = entries_.find(name);
+    if (it != entries_.end()) return &it->second;
+    const auto slash = name.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == name.size()) return nullptr;
+    it = entries_.find(name.substr(0, slash + 1) + "*");
     return it == entries_.end() ? nullptr : &it->second;
   }
 

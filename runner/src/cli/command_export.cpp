@@ -7,6 +7,7 @@
 #include "run/build_parts.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
+#include "runner/models/timm_import.hpp"
 #include "train/checkpoint.hpp"
 
 namespace runner::cli {
@@ -44,7 +45,10 @@ int command_export(const Args& args) {
                     "config.yaml to rebuild the model");
   auto experiment = config::load_experiment(config.string());
   nlohmann::json model_section = experiment.doc.at("model");
-  model_section["pretrained"] = false;  // the checkpoint has the weights
+  // The checkpoint has the weights. (A timm/<name> model keeps its import's arguments: the
+  // cached module is found again instead of imported anew.)
+  if (!models::is_scripted_backbone(model_section.at("backbone").get<std::string>()))
+    model_section["pretrained"] = false;
   auto model = run::build_model(model_section, experiment.dir);
   train::load_checkpoint(checkpoint.string(), *model, nullptr);
   const fs::path output =

@@ -19,5 +19,6 @@ int command_predict(const Args& args);
 int command_sweep(const Args& args);
 int command_export(const Args& args);
 int command_report(const Args& args);
+int command_import(const Args& args);
 
 }  // namespace runner::cli

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "runner/error.hpp"
+#include "runner/models/timm_import.hpp"
 
 namespace runner::config {
 namespace fs = std::filesystem;
@@ -87,8 +88,44 @@ std::string hf_hub_cached_file(const std::string& repo) {
                     " is missing; " + fill_cache_hint(repo));
 }
 
+namespace {
+
+/// `text` as an absolute path, relative ones taken from the experiment file's folder.
+fs::path from_experiment_dir(const Experiment& e, const std::string& text) {
+  fs::path path(text);
+  if (path.is_relative() && !e.dir.empty()) path = fs::path(e.dir) / path;
+  return fs::absolute(path).lexically_normal();
+}
+
+/// timm/<name> and torchscript: the weights come with the module; only files are resolved.
+void resolve_scripted(Experiment& e, nlohmann::json& model, const std::string& backbone) {
+  std::error_code ec;
+  if (backbone == "torchscript") {
+    const fs::path path = from_experiment_dir(e, model.at("path").get<std::string>());
+    if (!fs::is_regular_file(path, ec))
+      throw ConfigError(e.marks.value_mark("/model/path").to_string() + ": model.path: " +
+                        path.string() + " does not exist (a file saved by torch.jit.save)");
+    model["path"] = path.string();
+    return;
+  }
+  nlohmann::json& value = model["pretrained"];
+  if (!value.is_string() || value.get<std::string>().rfind(kHubPrefix, 0) == 0) return;
+  const fs::path path = from_experiment_dir(e, value.get<std::string>());
+  if (!fs::is_regular_file(path, ec))
+    throw ConfigError(e.marks.value_mark("/model/pretrained").to_string() +
+                      ": model.pretrained: " + path.string() +
+                      " does not exist (a weights file timm loads, true, or "
+                      "hf-hub:timm/<model>.<tag>)");
+  value = path.string();
+}
+
+}  // namespace
+
 void resolve_pretrained(Experiment& e) {
   nlohmann::json& model = e.doc.at("model");
+  if (const std::string backbone = model.at("backbone").get<std::string>();
+      models::is_scripted_backbone(backbone))
+    return resolve_scripted(e, model, backbone);
   nlohmann::json& value = model["pretrained"];
   const std::string where =
       e.marks.value_mark("/model/pretrained").to_string() + ": model.pretrained: ";

@@ -15,7 +15,11 @@ namespace {
 bool is_plain_batch_norm(torch::nn::Module& m) {
   return dynamic_cast<torch::nn::BatchNorm1dImpl*>(&m) != nullptr ||
          dynamic_cast<torch::nn::BatchNorm2dImpl*>(&m) != nullptr ||
-         dynamic_cast<torch::nn::BatchNorm3dImpl*>(&m) != nullptr;
+         dynamic_cast<torch::nn::BatchNorm3dImpl*>(&m) != nullptr ||
+         // A TorchScript model's BatchNorm (timm/<name>), which runs inside the script: its
+         // part is named after the scripted class, e.g. __torch__.torch.nn.modules.batchnorm.
+         // BatchNorm2d or __torch__.timm.layers.norm_act.BatchNormAct2d.
+         (m.name().rfind("__torch__.", 0) == 0 && m.name().find("BatchNorm") != std::string::npos);
 }
 
 // Walks children by hand: named_modules() needs the root to be owned by a shared_ptr.
@@ -40,8 +44,8 @@ int convert_sync_batchnorm(torch::nn::Module& module, const std::shared_ptr<Worl
     } else if (is_plain_batch_norm(*m)) {
       throw ConfigError("train.bn_sync: sync: layer '" + path + "' is a " + m->name() +
                         ", which cannot synchronise; build it as runner::models::BatchNorm2d "
-                        "(runner/models/batch_norm.hpp) in the model plugin, or set "
-                        "train.bn_sync to broadcast or local");
+                        "(runner/models/batch_norm.hpp) in the model plugin (a TorchScript model "
+                        "cannot be changed), or set train.bn_sync to broadcast or local");
     }
   }
   if (world->distributed()) {

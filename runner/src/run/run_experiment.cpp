@@ -29,6 +29,7 @@
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
+#include "runner/models/timm_import.hpp"
 #include "runner/registries.hpp"
 #include "train/checkpoint.hpp"
 #include "train/device_options.hpp"
@@ -292,8 +293,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   parts.model = build_model(doc.at("model"), e.dir);
   // Every rank reads the file before the trainer makes the ranks' parameters identical.
   // A resumed run or a predict from --checkpoint overwrites the weights anyway.
-  const json& pretrained = doc.at("model").at("pretrained");
-  if (pretrained.is_string() && !options.resume && options.checkpoint.empty()) {
+  // (timm/<name> and torchscript backbones carry their weights: timm applied model.pretrained.)
+  const json& pretrained = doc.at("model").value("pretrained", json(false));
+  if (pretrained.is_string() && !options.resume && options.checkpoint.empty() &&
+      !models::is_scripted_backbone(doc.at("model").at("backbone").get<std::string>())) {
     const auto model_options = models::model_options_from(doc.at("model"));
     const auto loaded = models::load_pretrained(*parts.model, pretrained.get<std::string>(),
                                                 model_options.in_chans, model_options.num_classes);

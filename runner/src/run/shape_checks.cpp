@@ -35,6 +35,8 @@ void check_data_fits_model(const config::Experiment& e, const data::DatasetSplit
                            const data::Pipeline& eval_transforms) {
   const auto& doc = e.doc;
   const auto& model = doc.at("model");
+  // A torchscript backbone's file decides its input channels and classes (no keys to check).
+  if (!model.contains("num_classes") || !model.contains("in_chans")) return;
   const uint64_t seed = config::read_experiment_options(doc).seed;
   const int64_t num_classes = model.at("num_classes").get<int64_t>();
   const int64_t needed = classes_needed(splits);

@@ -1,0 +1,150 @@
+"""Builds a timm model and writes it as TorchScript for runner (model.backbone: timm/<name>).
+
+Run by `runner import` and by `runner run` on a model's first use, with the project's Python
+environment (the venv `make deps` creates, or RUNNER_PYTHON). Writes OUTPUT (the scripted module,
+in train mode, with its initial or pretrained weights) and OUTPUT.json (what it is: timm's name
+and version, the create_model arguments, the pretrained tag, the input size, mean/std, the first
+conv and classifier names). Both are written to temporary names first and renamed last, so a
+failed or interrupted import leaves nothing behind.
+
+Errors: one line on stderr, exit 2 (bad arguments or an unknown model), 3 (the model does not
+script), 4 (torch or timm cannot be imported), 5 (the pretrained weights are not available
+offline).
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def fail(code, message):
+    print(message.replace("\n", " "), file=sys.stderr)
+    sys.exit(code)
+
+
+def parse():
+    p = argparse.ArgumentParser()
+    p.add_argument("--name", required=True, help="timm model name, e.g. efficientnet_b0")
+    p.add_argument("--in-chans", type=int, required=True)
+    p.add_argument("--num-classes", type=int, required=True)
+    p.add_argument("--drop-path-rate", type=float, default=0.0)
+    p.add_argument("--pretrained", default="false",
+                   help="false | true | hf-hub:timm/<name>.<tag> | a weights file")
+    p.add_argument("--kwargs", default="{}", help="extra create_model arguments (JSON object)")
+    p.add_argument("--output", required=True)
+    return p.parse_args()
+
+
+def create(timm, args, kwargs):
+    """timm.create_model as a user of the original would call it."""
+    name, pretrained, extra = args.name, False, {}
+    if args.pretrained == "true":
+        pretrained = True
+    elif args.pretrained.startswith("hf-hub:"):
+        repo = args.pretrained[len("hf-hub:"):]
+        if not repo.startswith("timm/"):
+            fail(2, f"model.pretrained {args.pretrained}: only timm's own repositories "
+                    f"(hf-hub:timm/<name>.<tag>) name weights for timm/{args.name}")
+        architecture, _, tag = repo[len("timm/"):].partition(".")
+        if architecture != args.name:
+            fail(2, f"model.pretrained {args.pretrained} holds weights of {architecture}, not "
+                    f"of {args.name}")
+        name, pretrained = f"{args.name}.{tag}" if tag else args.name, True
+    elif args.pretrained != "false":
+        if not os.path.isfile(args.pretrained):
+            fail(2, f"model.pretrained {args.pretrained}: no such file")
+        pretrained, extra = True, {"pretrained_cfg_overlay": {"file": args.pretrained}}
+    if args.name not in timm.list_models() and not timm.is_model(args.name):
+        close = timm.list_models(f"*{args.name[:6]}*")[:5]
+        fail(2, f"timm {timm.__version__} has no model '{args.name}'"
+                + (f" (close: {', '.join(close)})" if close else "")
+                + "; see timm.list_models()")
+    try:
+        # drop_path_rate only when asked for: models without stochastic depth refuse it.
+        if args.drop_path_rate:
+            extra["drop_path_rate"] = args.drop_path_rate
+        return timm.create_model(name, pretrained=pretrained, in_chans=args.in_chans,
+                                 num_classes=args.num_classes, **extra, **kwargs)
+    except TypeError as e:
+        fail(2, f"timm.create_model('{args.name}', ...) refused its arguments: {e}")
+    except Exception as e:  # huggingface_hub raises several types when offline
+        if not pretrained or "pretrained_cfg_overlay" in extra:
+            raise
+        try:
+            from huggingface_hub.constants import HF_HUB_CACHE as cache
+        except ImportError:
+            cache = "$HF_HUB_CACHE"
+        fail(5, f"pretrained weights for {name} are not in the Hugging Face cache {cache} "
+                f"(runner reads it offline); fetch them once with `python -c \"import timm; "
+                f"timm.create_model('{name}', pretrained=True)\"` where there is network access")
+
+
+def main():
+    args = parse()
+    try:
+        kwargs = json.loads(args.kwargs)
+        assert isinstance(kwargs, dict)
+    except (ValueError, AssertionError):
+        fail(2, f"--kwargs must be a JSON object, got {args.kwargs!r}")
+    try:
+        import torch
+        import timm
+        from timm.layers import set_layer_config
+    except ImportError as e:
+        fail(4, f"{sys.executable} cannot import torch and timm ({e}): run `make deps` or set "
+                f"RUNNER_PYTHON to a Python that has them")
+    # A fixed seed: the same request gives the same initial weights on any machine (the cached
+    # file is the start of every run that asks for it, whatever the experiment's seed).
+    torch.manual_seed(0)
+    # Scriptable layer variants (no memory-efficient custom autograd functions, no dynamic
+    # padding that TorchScript cannot compile); the weights are the same.
+    with set_layer_config(scriptable=True, exportable=True):
+        model = create(timm, args, kwargs)
+    model.train()
+    try:
+        scripted = torch.jit.script(model)
+    except Exception as e:  # TorchScript raises several types, all with a long message
+        first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        fail(3, f"timm's {args.name} does not compile to TorchScript: {first.strip()}")
+    cfg = dict(getattr(model, "pretrained_cfg", {}) or {})
+    info = {
+        "format": "runner-timm-torchscript/1",
+        "timm_version": timm.__version__,
+        "torch_version": torch.__version__,
+        "name": args.name,
+        "in_chans": args.in_chans,
+        "num_classes": args.num_classes,
+        "drop_path_rate": args.drop_path_rate,
+        "kwargs": kwargs,
+        "pretrained": args.pretrained,
+        "pretrained_tag": cfg.get("tag") if args.pretrained != "false" else None,
+        "input_size": list(cfg.get("input_size", (args.in_chans, 224, 224))),
+        "mean": list(cfg.get("mean", ())),
+        "std": list(cfg.get("std", ())),
+        "first_conv": cfg.get("first_conv"),
+        "classifier": cfg.get("classifier"),
+        "num_features": getattr(model, "num_features", None),
+        # Buffers outside the state_dict (persistent=False), which TorchScript keeps as plain
+        # buffers: runner leaves them out of checkpoints and exports, as timm's state_dict does.
+        "non_persistent_buffers": sorted(
+            name for name, _ in model.named_buffers() if name not in model.state_dict()),
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+    out = args.output
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    suffix = f".tmp{os.getpid()}"
+    try:
+        scripted.save(out + suffix)
+        with open(out + ".json" + suffix, "w") as f:
+            json.dump(info, f, indent=1)
+        # The sidecar last: a file with a sidecar is complete.
+        os.replace(out + suffix, out)
+        os.replace(out + ".json" + suffix, out + ".json")
+    finally:
+        for leftover in (out + suffix, out + ".json" + suffix):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""model.backbone: timm/<name> (issue 28) against the real timm, through the CLI.
+
+- For each family below, `runner run` trains the scripted model 3 SGD steps on 20 images (one
+  batch: the whole training split) and `runner export` writes its weights; timm eager, started
+  from the same weights (the cached TorchScript file's) and trained the same way by PyTorch, ends
+  with the same weights, and `runner predict` gives its class probabilities.
+- A pretrained start (a 3-channel, 1000-class weights file; and `true` through a Hugging Face
+  cache): runner's predictions are timm.create_model(..., pretrained=True)'s.
+- `runner import` writes the cached file and its description; errors are one line, exit 2.
+Usage: timm_scripted_test.py RUNNER SOURCE_DIR   (with the Python of requirements.txt)
+"""
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+import timm
+from safetensors.torch import load_file, save_file
+
+RUNNER, SOURCE = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(SOURCE, "tests", "timm"))
+from make_timm_refs import randomize_trivial  # noqa: E402
+
+from engine_lib import check, finish  # noqa: E402  (this folder)
+# The same 20 PNGs, runner commands and prediction files as the native backbones' test.
+from pretrained_test import MEAN, STD, make_images, predicted, run  # noqa: E402
+
+LR, STEPS = 0.001, 2
+# (name, create_model kwargs): one model per timm family file; drop_rate 0 everywhere (dropout
+# draws differ between the two programs).
+FAMILIES = [
+    ("efficientnet_b0", {}),                                            # efficientnet.py
+    ("mobilenetv3_small_100", {}),                                      # mobilenetv3.py
+    ("regnety_002", {}),                                                # regnet.py
+    ("convnextv2_atto", {}),                                            # convnext.py (v2)
+    ("edgenext_xx_small", {}),                                          # edgenext.py
+    ("resnext26ts", {}),                                                # byobnet.py
+    ("vit_tiny_patch16_224", {"img_size": 32, "patch_size": 8}),        # vision_transformer.py
+    ("deit_tiny_patch16_224", {"img_size": 32, "patch_size": 8}),       # deit.py
+    ("rexnet_100", {}),                                                 # rexnet.py
+    ("ghostnet_050", {}),                                               # ghostnet.py
+    ("levit_128s", {"img_size": 32}),                                   # levit.py
+    ("mobilevit_xxs", {}),                                              # mobilevit.py
+]
+
+
+def experiment(path, tmp, images, name, kwargs, pretrained="false", classes=10):
+    with open(path, "w") as f:
+        f.write(f"""name: scripted
+seed: 0
+launch: {{num_processes: 1, device: cpu, threads_per_process: 1}}
+precision: fp32
+data:
+  dataset: {{name: image_folder, root: {images}, test_root: {images}, mode: grayscale}}
+  train_transforms: [{{name: normalize, mean: {MEAN}, std: {STD}}}]
+  eval_transforms: [{{name: normalize, mean: {MEAN}, std: {STD}}}]
+  num_workers: 0
+model: {{backbone: timm/{name}, in_chans: 1, num_classes: {classes}, pretrained: {pretrained},
+         kwargs: {json.dumps(dict(drop_rate=0.0, **kwargs))}}}
+optimizer: {{name: sgd, lr: {LR}}}
+scheduler: {{name: none}}
+metrics: [{{name: accuracy}}]
+train: {{epochs: {STEPS}, batch_size: 20, log_every_steps: 1, deterministic: true}}
+predict: {{enabled: false, split: test, output: predictions.csv, format: csv}}
+output: {{root: {tmp}/runs, tensorboard: false}}
+""")
+
+
+def the_cached_file(cache, name):
+    files = sorted(glob.glob(os.path.join(cache, "timm", f"{name}-*.pt")))
+    return files[-1] if files else None
+
+
+def relative_gap(got, want):
+    return ((got - want).abs().max() / max(want.abs().max().item(), 1e-6)).item()
+
+
+def trained_parity(tmp, images, x, labels, name, kwargs):
+    yaml = os.path.join(tmp, f"{name}.yaml")
+    experiment(yaml, tmp, images, name, kwargs)
+    code, text = run("run", yaml, "--set", f"output.run_dir={tmp}/runs/{name}")
+    check(code == 0, f"{name}: runner run exits 0\n{text[-1500:]}")
+    if code != 0:
+        return
+    cached = the_cached_file(os.environ["RUNNER_CACHE"], name)
+    exported = os.path.join(tmp, f"{name}.safetensors")
+    code, text = run("export", f"{tmp}/runs/{name}/checkpoints/last.pt", "--output", exported)
+    check(code == 0, f"{name}: runner export exits 0\n{text[-1000:]}")
+    out = os.path.join(tmp, f"{name}.csv")
+    code, text = run("predict", yaml, "--checkpoint", f"{tmp}/runs/{name}/checkpoints/last.pt",
+                     "--output", out, "--set", "predict.format=csv")
+    check(code == 0, f"{name}: runner predict exits 0\n{text[-1000:]}")
+    if code != 0 or not cached:
+        return
+    # timm eager from the same start, trained by PyTorch the same way.
+    model = timm.create_model(name, in_chans=1, num_classes=10, drop_rate=0.0, **kwargs)
+    # (TorchScript keeps timm's non-persistent buffers in its state_dict; timm's has not them.)
+    start = {k: v.clone() for k, v in torch.jit.load(cached).state_dict().items()
+             if k in model.state_dict()}
+    model.load_state_dict(start, strict=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    model.train()
+    eager_losses = []
+    for _ in range(STEPS):
+        optimizer.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), labels)
+        loss.backward()
+        optimizer.step()
+        eager_losses.append(loss.item())
+    got = load_file(exported)
+    want = model.state_dict()
+    check(set(got) == set(want), f"{name}: exported names are timm's: {sorted(set(got) ^ set(want))[:5]}")
+    # The change from the start against timm eager's, over all parameters (BatchNorm over a few
+    # values amplifies float rounding from step to step: a 1e-7 change of the input moves single
+    # tensors by their whole change, the whole by ~1e-4; a wrong gradient or a missed update moves
+    # it by ~1).
+    num = den = 0.0
+    for k, w in want.items():
+        if k in got and w.is_floating_point() and "running_" not in k:
+            num += ((got[k].float() - w.float()) ** 2).sum().item()
+            den += ((w.float() - start[k].float()) ** 2).sum().item()
+    gap = (num / max(den, 1e-30)) ** 0.5
+    check(gap < 2e-2, f"{name}: parameters after {STEPS} steps changed as timm eager's did "
+                      f"(difference {gap:.2e} of the change)")
+    losses = [r["loss"] for r in map(json.loads, open(f"{tmp}/runs/{name}/metrics.jsonl"))
+              if r.get("kind") == "step"]
+    loss_gap = max(abs(a - b) / abs(b) for a, b in zip(losses, eager_losses)) if losses else 1
+    check(len(losses) == STEPS and loss_gap < 1e-3,
+          f"{name}: the step losses are timm eager's: {losses} vs {eager_losses}")
+    model.eval()
+    with torch.no_grad():
+        probs = F.softmax(model(x), dim=1)
+    prob_gap = relative_gap(predicted(out), probs)
+    check(prob_gap < 1e-3, f"{name}: runner predict's probabilities equal timm eager's "
+                           f"(gap {prob_gap:.2e})")
+    print(f"{name}: parameters within {gap:.1e} of the change, losses within {loss_gap:.1e}, "
+          f"probabilities within {prob_gap:.1e}", flush=True)
+
+
+def pretrained_parity(tmp, images, x):
+    # A 3-channel, 1000-class weights file, adapted to 1 channel by timm at import.
+    torch.manual_seed(3)
+    source = timm.create_model("efficientnet_b0")
+    randomize_trivial(source)
+    weights = os.path.join(tmp, "effb0.in3c1000.safetensors")
+    save_file({k: v.contiguous() for k, v in source.state_dict().items()}, weights)
+    reference = timm.create_model("efficientnet_b0", pretrained=True, in_chans=1, num_classes=1000,
+                                  pretrained_cfg_overlay=dict(file=weights))
+    yaml = os.path.join(tmp, "pretrained.yaml")
+    experiment(yaml, tmp, images, "efficientnet_b0", {}, pretrained=weights, classes=1000)
+    out = os.path.join(tmp, "pretrained.csv")
+    code, text = run("predict", yaml, "--output", out, "--set", "predict.format=csv")
+    check(code == 0, f"pretrained file: runner predict exits 0\n{text[-1500:]}")
+    if code == 0:
+        reference.eval()
+        with torch.no_grad():
+            gap = relative_gap(predicted(out), F.softmax(reference(x), dim=1))
+        check(gap < 1e-3, f"pretrained file: probabilities equal timm's pretrained model ({gap:.2e})")
+
+    # pretrained: true reads timm's default tag from a Hugging Face cache, offline.
+    hub = os.path.join(tmp, "hub")
+    tag = timm.create_model("efficientnet_b0").pretrained_cfg["tag"]
+    repo = os.path.join(hub, f"models--timm--efficientnet_b0.{tag}")
+    os.makedirs(os.path.join(repo, "refs"))
+    os.makedirs(os.path.join(repo, "snapshots", "0123abcd"))
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write("0123abcd")
+    shutil.copy(weights, os.path.join(repo, "snapshots", "0123abcd", "model.safetensors"))
+    experiment(yaml, tmp, images, "efficientnet_b0", {}, pretrained="true", classes=1000)
+    code, text = run("predict", yaml, "--output", out, "--set", "predict.format=csv",
+                     env={"HF_HUB_CACHE": hub, "HF_HUB_OFFLINE": "1"})
+    check(code == 0, f"pretrained true: runner predict exits 0\n{text[-1500:]}")
+    if code == 0:
+        with torch.no_grad():
+            gap = relative_gap(predicted(out), F.softmax(reference(x), dim=1))
+        check(gap < 1e-3, f"pretrained true: probabilities equal timm's ({gap:.2e})")
+    # An empty cache: one line naming the weights, exit 2.
+    code, text = run("predict", yaml, "--output", out, "--set", "model.kwargs.drop_rate=0.1",
+                     env={"HF_HUB_CACHE": os.path.join(tmp, "empty"), "HF_HUB_OFFLINE": "1"})
+    check(code == 2 and "not in the Hugging Face cache" in text and text.count("error") == 1,
+          f"pretrained true without cached weights: exit 2, one line\n{text[-1500:]}")
+
+
+def load_file_from_run(tmp, name):
+    exported = os.path.join(tmp, f"{name}.safetensors")
+    code, text = run("export", f"{tmp}/runs/{name}/checkpoints/last.pt", "--output", exported)
+    check(code == 0, f"{name}: runner export exits 0\n{text[-1000:]}")
+    return load_file(exported) if code == 0 else {}
+
+
+def import_command(tmp, images):
+    out = os.path.join(tmp, "lcnet.pt")
+    code, text = run("import", "timm/lcnet_050", "--in-chans", "1", "--num-classes", "10",
+                     "--set", "model.kwargs.drop_rate=0.0", "-o", out)
+    check(code == 0 and os.path.isfile(out), f"runner import -o writes the file\n{text}")
+    if code == 0:
+        about = json.load(open(out + ".json"))
+        check(about["name"] == "lcnet_050" and about["num_classes"] == 10 and
+              about["timm_version"] == timm.__version__ and about["kwargs"] == {"drop_rate": 0.0},
+              f"the description names the model, its arguments and timm's version: {about}")
+        scripted = torch.jit.load(out)
+        check(scripted(torch.zeros(2, 1, 32, 32)).shape == (2, 10), "the file is the model asked for")
+        # model.backbone: torchscript trains a scripted file as it is.
+        yaml = os.path.join(tmp, "file.yaml")
+        experiment(yaml, tmp, images, "lcnet_050", {})
+        with open(yaml) as f:
+            text = f.read()
+        with open(yaml, "w") as f:
+            f.write(text.replace(text[text.index("model:"):text.index("optimizer:")],
+                                 f"model: {{backbone: torchscript, path: {os.path.basename(out)}}}\n"))
+        code, text = run("run", yaml, "--set", f"output.run_dir={tmp}/runs/file")
+        check(code == 0 and "model torchscript:" in text, f"backbone torchscript trains\n{text[-1500:]}")
+        if code == 0:
+            trained = load_file_from_run(tmp, "file")
+            check(set(trained) == set(scripted.state_dict()) and any(
+                  not torch.equal(trained[k], v) for k, v in scripted.state_dict().items()),
+                  "the scripted file's parameters were trained (and checkpointed by its names)")
+    # drop_path_rate: stochastic depth in train mode only, as timm's.
+    outputs = {}
+    for rate in ("0", "0.5"):
+        path = os.path.join(tmp, f"droppath{rate}.pt")
+        code, text = run("import", "timm/convnextv2_atto", "--in-chans", "1", "--num-classes", "10",
+                         "--drop-path-rate", rate, "-o", path)
+        check(code == 0, f"runner import --drop-path-rate {rate}\n{text}")
+        if code == 0:
+            m = torch.jit.load(path)
+            m.train()
+            batch = torch.randn(4, 1, 32, 32)
+            with torch.no_grad():
+                outputs[rate] = torch.equal(m(batch), m(batch))
+                m.eval()
+                check(torch.equal(m(batch), m(batch)), f"drop_path_rate {rate}: eval is deterministic")
+    check(outputs == {"0": True, "0.5": False},
+          f"drop_path_rate 0.5 makes train-mode outputs random, 0 does not: {outputs}")
+    code, text = run("import", "timm/no_such_model_x")
+    check(code == 2 and "has no model 'no_such_model_x'" in text and text.count("\n") == 1,
+          f"an unknown timm name: exit 2, one line\n{text}")
+    code, text = run("import", "timm/resnet18", env={"RUNNER_PYTHON": "/nonexistent/python"})
+    check(code == 2 and "RUNNER_PYTHON" in text and "make deps" in text,
+          f"no Python environment: exit 2 saying how to get one\n{text}")
+
+
+def main():
+    torch.set_num_threads(1)
+    tmp = tempfile.mkdtemp(prefix="runner_scripted_")
+    os.environ["RUNNER_CACHE"] = os.path.join(tmp, "cache")
+    try:
+        images = os.path.join(tmp, "images")
+        x, labels = make_images(images)
+        only = sys.argv[3:]  # families (or pretrained, import) to run alone, when debugging
+        for name, kwargs in FAMILIES:
+            if not only or name in only:
+                trained_parity(tmp, images, x, labels, name, kwargs)
+        if not only or "pretrained" in only:
+            pretrained_parity(tmp, images, x)
+        if not only or "import" in only:
+            import_command(tmp, images)
+    finally:
+        finish()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
