@@ -21,6 +21,10 @@ expect_output "$tmp/typo.yaml:27:25: optimizer.lrr: unknown key (did you mean 'l
 sed 's/backbone: small_cnn/backbone: convnext_smal/' experiments/quickstart.yaml >"$tmp/backbone.yaml"
 expect_exit 2 "$runner" run "$tmp/backbone.yaml" --dry-run
 expect_output "model.backbone: unknown backbone 'convnext_smal' (did you mean 'convnext_small'?; see 'runner plugins models')"
+# A name runner has no native form of points at timm's.
+sed 's/backbone: small_cnn/backbone: efficientnet_b0/' experiments/quickstart.yaml >"$tmp/timm.yaml"
+expect_exit 2 "$runner" run "$tmp/timm.yaml" --dry-run
+expect_output "model.backbone: unknown backbone 'efficientnet_b0' (timm/efficientnet_b0 builds timm's model of that name; see 'runner plugins models')"
 
 # Without `extends`, the required sections are still required.
 printf 'name: x\ndata: {dataset: {name: mnist}}\noptimizer: {name: adam}\n' >"$tmp/nomodel.yaml"

@@ -202,28 +202,33 @@ void validate_experiment(json& doc, const SourceMap& marks) {
   validate_against_schema(doc, schema, marks, "", issues);
   if (issues.empty()) apply_schema_defaults(doc, schema);
 
-  for_each_plugin_section(
-      doc, [&](const PluginSection& section, const std::string& pointer, json& node) {
-        if (!node.contains(section.selector) || !node.at(section.selector).is_string()) return;
-        const std::string name = node.at(section.selector).get<std::string>();
-        const KindView view = kind_view(section.kind);
-        const json* schema_of_plugin = view.schema_of(name);
-        const std::string selector_ptr = pointer + "/" + section.selector;
-        if (!schema_of_plugin) {
-          const std::string noun = section.kind == "models" ? "backbone" : "";
-          issues.push_back({marks.value_mark(selector_ptr), path_from_pointer(selector_ptr),
-                            view.unknown_message(name, noun)});
-          return;
-        }
-        json params = node;
-        params.erase(section.selector);
-        const size_t before = issues.size();
-        validate_against_schema(params, *schema_of_plugin, marks, pointer, issues);
-        if (issues.size() != before) return;
-        apply_schema_defaults(params, *schema_of_plugin);
-        params[section.selector] = name;
-        node = params;
-      });
+  for_each_plugin_section(doc, [&](const PluginSection& section, const std::string& pointer,
+                                   json& node) {
+    if (!node.contains(section.selector) || !node.at(section.selector).is_string()) return;
+    const std::string name = node.at(section.selector).get<std::string>();
+    const KindView view = kind_view(section.kind);
+    const json* schema_of_plugin = view.schema_of(name);
+    const std::string selector_ptr = pointer + "/" + section.selector;
+    if (!schema_of_plugin) {
+      const std::string noun = section.kind == "models" ? "backbone" : "";
+      std::string message = view.unknown_message(name, noun);
+      // A backbone runner has no native form of may well be a timm model.
+      const auto see = message.find(" (see 'runner plugins");
+      if (section.kind == "models" && name.find('/') == std::string::npos &&
+          see != std::string::npos)
+        message.insert(see + 2, "timm/" + name + " builds timm's model of that name; ");
+      issues.push_back({marks.value_mark(selector_ptr), path_from_pointer(selector_ptr), message});
+      return;
+    }
+    json params = node;
+    params.erase(section.selector);
+    const size_t before = issues.size();
+    validate_against_schema(params, *schema_of_plugin, marks, pointer, issues);
+    if (issues.size() != before) return;
+    apply_schema_defaults(params, *schema_of_plugin);
+    params[section.selector] = name;
+    node = params;
+  });
 
   if (issues.empty()) {
     // Cross-field checks that a schema cannot express.
