@@ -193,6 +193,28 @@ def load_file_from_run(tmp, name):
     return load_file(exported) if code == 0 else {}
 
 
+def two_ranks(tmp, images):
+    """DDP through the reducer: 2 ranks x 10 images step as 1 process x 20 does (vit: no
+    BatchNorm, whose statistics are per rank), and resuming the run continues from its checkpoint."""
+    name = "vit_tiny_patch16_224"
+    yaml = os.path.join(tmp, "ranks.yaml")
+    experiment(yaml, tmp, images, name, {"img_size": 32, "patch_size": 8})
+    one = load_file_from_run(tmp, name) if os.path.isdir(f"{tmp}/runs/{name}") else None
+    code, text = run("run", yaml, "--set", f"output.run_dir={tmp}/runs/two", "--set",
+                     "launch.num_processes=2", "--set", "train.batch_size=10")
+    check(code == 0, f"2 ranks: runner run exits 0\n{text[-1500:]}")
+    if code != 0 or one is None:
+        return
+    two = load_file_from_run(tmp, "two")
+    gap = max((two[k] - v).abs().max().item() for k, v in one.items())
+    check(gap < 1e-5, f"2 ranks x 10 images train as 1 process x 20 (largest difference {gap:.1e})")
+    # (A run without validation: its history holds NaN, which the checkpoint stores as null.)
+    code, text = run("run", "--resume", f"{tmp}/runs/two", "--set", "train.epochs=3")
+    check(code == 0 and "resum" in text.lower(), f"resuming the 2-rank run\n{text[-1500:]}")
+    steps = [r for r in map(json.loads, open(f"{tmp}/runs/two/metrics.jsonl")) if r.get("kind") == "step"]
+    check([r["step"] for r in steps] == [1, 2, 3], f"the resumed run took step 3 only: {steps}")
+
+
 def import_command(tmp, images):
     out = os.path.join(tmp, "lcnet.pt")
     code, text = run("import", "timm/lcnet_050", "--in-chans", "1", "--num-classes", "10",
@@ -258,6 +280,8 @@ def main():
                 trained_parity(tmp, images, x, labels, name, kwargs)
         if not only or "pretrained" in only:
             pretrained_parity(tmp, images, x)
+        if not only or "ranks" in only:
+            two_ranks(tmp, images)
         if not only or "import" in only:
             import_command(tmp, images)
     finally:

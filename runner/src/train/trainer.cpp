@@ -660,7 +660,13 @@ MetricValues Trainer::fit() {
     save("last", true);
     if (world.is_main()) {
       output::TrainingHistory h;
-      auto vec = [&](const char* key) { return history_[key].get<std::vector<double>>(); };
+      // NaN (no validation that epoch) is written as null in a checkpoint's history: read back
+      // after a resume, it is null here.
+      auto vec = [&](const char* key) {
+        std::vector<double> out;
+        for (const json& v : history_[key]) out.push_back(v.is_number() ? v.get<double>() : NAN);
+        return out;
+      };
       h.step = vec("step");
       h.train_loss = vec("train_loss");
       h.lr = vec("lr");
