@@ -40,6 +40,7 @@
 #include "runner/error.hpp"
 #include "runner/models/batch_norm.hpp"
 #include "runner/models/model.hpp"
+#include "runner/models/timm_import.hpp"
 #include "runner/registries.hpp"
 
 namespace {
@@ -336,7 +337,9 @@ struct WarningRecorder : c10::WarningHandler {
 int run_layout(std::vector<std::string> names) {
   auto world = join_world();
   runner::register_builtin_plugins(runner::registries());
-  if (names.empty()) names = runner::registries().models.names();
+  if (names.empty())
+    for (const auto& name : runner::registries().models.names())
+      if (!runner::models::is_scripted_backbone(name)) names.push_back(name);  // native ones
   WarningRecorder recorder;
   c10::WarningUtils::WarningHandlerGuard guard(&recorder);
   int bad = 0, checked = 0;
