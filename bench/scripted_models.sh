@@ -21,7 +21,7 @@ steps_of() { [[ $1 == convnext_small ]] && echo 15 || echo 25; }
 
 experiment() {  # backbone batch steps
   cat <<YAML
-name: scripted_$1
+name: scripted_${1//\//_}
 seed: 42
 launch: {num_processes: 1, device: cpu, threads_per_process: 2}
 precision: fp32
