@@ -19,33 +19,7 @@ PYTHON=${PYTHON:-.venv/bin/python}
 RUNNER=${RUNNER:-$BUILD_DIR/runner/runner}
 mkdir -p "$OUT"
 
-experiment() {  # backbone batch steps processes threads
-  cat <<YAML
-name: data_device_$1
-seed: 42
-launch: {num_processes: $4, device: cpu, threads_per_process: $5}
-precision: fp32
-data:
-  dataset: {name: mnist, root: /usr/share/datasets/fashion-mnist, val_split: 50000}
-  train_transforms:
-    - {name: horizontal_flip, p: 0.5}
-    - {name: vertical_flip, p: 0.5}
-    - {name: random_brightness_contrast, p: 0.2}
-    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
-    - {name: normalize, mean: 0.1310, std: 0.30854}
-  eval_transforms:
-    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
-    - {name: normalize, mean: 0.1310, std: 0.30854}
-  num_workers: 2
-  limit: {val: 256, test: 64}
-model: {backbone: $1, in_chans: 1, num_classes: 10}
-optimizer: {name: adam, lr: 1e-3}
-scheduler: {name: none}
-metrics: [{name: accuracy}]
-train: {epochs: 1, batch_size: $2, eval_batch_size: 256, max_steps: $3, log_every_steps: 5}
-predict: {enabled: false}
-YAML
-}
+source bench/reference_experiment.sh
 
 report() {  # label run_dir
   "$PYTHON" - "$1" "$2" <<'PY'
@@ -65,7 +39,7 @@ IFS=';' read -ra SPEC_LIST <<<"$SPECS"
 for spec in "${SPEC_LIST[@]}"; do
   set -- $spec
   name=$1_$4x$5
-  experiment "$@" >"$OUT/$name.yaml"
+  reference_experiment "data_device_$name" "$1" "$4" "$5" "$2" "$3" 0.1310 0.30854 >"$OUT/$name.yaml"
   for rep in $(seq 1 "$REPS"); do
     for device in loader cpu; do
       dir=$OUT/$name.$device.$rep

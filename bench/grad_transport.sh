@@ -13,30 +13,8 @@ STEPS=${STEPS:-40}
 OUT=${OUT:-bench/out/grad_transport}
 PYTHON=${PYTHON:-.venv/bin/python}
 mkdir -p "$OUT"
-cat >"$OUT/experiment.yaml" <<YAML
-name: grad_transport
-seed: 42
-launch: {num_processes: 2, device: cpu, threads_per_process: 1}
-precision: fp32
-data:
-  dataset: {name: mnist, root: /usr/share/datasets/fashion-mnist, val_split: 50000}
-  train_transforms:
-    - {name: horizontal_flip, p: 0.5}
-    - {name: vertical_flip, p: 0.5}
-    - {name: random_brightness_contrast, p: 0.2}
-    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
-    - {name: normalize, mean: 0.2860, std: 0.3530}
-  eval_transforms:
-    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
-    - {name: normalize, mean: 0.2860, std: 0.3530}
-  num_workers: 2
-  limit: {val: 64, test: 64}
-model: {backbone: convnext_small, in_chans: 1, num_classes: 10}
-optimizer: {name: adam, lr: 1e-3}
-loss: {name: cross_entropy}
-metrics: [{name: accuracy}]
-train: {epochs: 1, batch_size: 16, eval_batch_size: 32, max_steps: $STEPS}
-YAML
+source bench/reference_experiment.sh
+reference_experiment grad_transport convnext_small 2 1 16 "$STEPS" >"$OUT/experiment.yaml"
 for rep in $(seq 1 "$REPS"); do
   "$BUILD_DIR/bench/floor_bench" convnext_small 56 16 1 24 3 >"$OUT/floor0.json" &
   "$BUILD_DIR/bench/floor_bench" convnext_small 56 16 1 24 3 >"$OUT/floor1.json"

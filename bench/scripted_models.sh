@@ -19,40 +19,14 @@ mkdir -p "$OUT"
 batch_of() { [[ $1 == convnext_small ]] && echo 16 || echo 32; }
 steps_of() { [[ $1 == convnext_small ]] && echo 15 || echo 25; }
 
-experiment() {  # backbone batch steps
-  cat <<YAML
-name: scripted_${1//\//_}
-seed: 42
-launch: {num_processes: 1, device: cpu, threads_per_process: 2}
-precision: fp32
-data:
-  dataset: {name: mnist, root: /usr/share/datasets/fashion-mnist, val_split: 50000}
-  train_transforms:
-    - {name: horizontal_flip, p: 0.5}
-    - {name: vertical_flip, p: 0.5}
-    - {name: random_brightness_contrast, p: 0.2}
-    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
-    - {name: normalize, mean: 0.2860, std: 0.3530}
-  eval_transforms:
-    - {name: resize, height: 56, width: 56, interpolation: lanczos4}
-    - {name: normalize, mean: 0.2860, std: 0.3530}
-  num_workers: 2
-  limit: {val: 64, test: 64}
-model: {backbone: $1, in_chans: 1, num_classes: 10}
-optimizer: {name: adam, lr: 1e-3}
-scheduler: {name: none}
-metrics: [{name: accuracy}]
-train: {epochs: 1, batch_size: $2, eval_batch_size: 64, max_steps: $3, log_every_steps: 5}
-predict: {enabled: false}
-YAML
-}
+source bench/reference_experiment.sh
 
 images_per_s() { "$PYTHON" -c "import json,sys; print('%.1f' % json.load(open(sys.argv[1]))['train_images_per_s'])" "$1"; }
 
 for model in $MODELS; do
   batch=$(batch_of "$model") steps=$(steps_of "$model")
-  experiment "$model" "$batch" "$steps" >"$OUT/$model.native.yaml"
-  experiment "timm/$model" "$batch" "$steps" >"$OUT/$model.scripted.yaml"
+  reference_experiment "scripted_$model" "$model" 1 2 "$batch" "$steps" >"$OUT/$model.native.yaml"
+  reference_experiment "scripted_timm_$model" "timm/$model" 1 2 "$batch" "$steps" >"$OUT/$model.scripted.yaml"
   # The import (timm + torch.jit.script in Python) happens once, before any timing.
   "$RUNNER" import "timm/$model" --in-chans 1 --num-classes 10 >/dev/null
   for rep in $(seq 1 "$REPS"); do
