@@ -116,8 +116,14 @@ nlohmann::json read_description(const std::string& path) {
   }
 }
 
-std::shared_ptr<Model> load_scripted(const std::string& path, const std::string& first_conv,
-                                     const std::string& classifier, const nlohmann::json& about) {
+/// The module at `path`, with what its description (PATH.json, when runner import wrote one)
+/// says: its first conv, its classifier and the buffers to leave out of the state dict.
+std::shared_ptr<Model> load_scripted(const std::string& path) {
+  const nlohmann::json about = read_description(path);
+  auto text = [&about](const char* key) {
+    return about.contains(key) && about[key].is_string() ? about[key].get<std::string>()
+                                                         : std::string();
+  };
   std::set<std::string> left_out;
   if (about.contains("non_persistent_buffers") && about["non_persistent_buffers"].is_array())
     for (const auto& name : about["non_persistent_buffers"])
@@ -131,7 +137,8 @@ std::shared_ptr<Model> load_scripted(const std::string& path, const std::string&
                     what.substr(0, what.find('\n')) +
                     "): write it with torch.jit.script(model).save(path)");
   }
-  return std::make_shared<ScriptedModel>(std::move(script), first_conv, classifier, left_out);
+  return std::make_shared<ScriptedModel>(std::move(script), text("first_conv"), text("classifier"),
+                                         left_out);
 }
 
 nlohmann::json scripted_params_schema() {
@@ -159,12 +166,7 @@ void register_scripted(Registry<ModelFactory>& registry) {
       "timm/*",
       [](const nlohmann::json& params) -> std::shared_ptr<Model> {
         const std::string path = timm_cached_or_imported(timm_request_from(params));
-        const nlohmann::json about = read_description(path);
-        auto text = [&about](const char* key) {
-          return about.contains(key) && about[key].is_string() ? about[key].get<std::string>()
-                                                               : std::string();
-        };
-        return load_scripted(path, text("first_conv"), text("classifier"), about);
+        return load_scripted(path);
       },
       scripted_params_schema(),
       "Any timm model by name (timm/efficientnet_b0, ...): built and scripted by timm in the "
@@ -174,12 +176,7 @@ void register_scripted(Registry<ModelFactory>& registry) {
       "torchscript",
       [](const nlohmann::json& params) -> std::shared_ptr<Model> {
         const std::string path = params.at("path").get<std::string>();
-        const nlohmann::json about = read_description(path);
-        auto text = [&about](const char* key) {
-          return about.contains(key) && about[key].is_string() ? about[key].get<std::string>()
-                                                               : std::string();
-        };
-        return load_scripted(path, text("first_conv"), text("classifier"), about);
+        return load_scripted(path);
       },
       {{"type", "object"},
        {"additionalProperties", false},

@@ -33,7 +33,8 @@ const std::map<std::string, Command>& commands() {
       {"sweep", {command_sweep, "Run every point of a sweep file and summarise them"}},
       {"export", {command_export, "Write a checkpoint's model as safetensors with timm's names"}},
       {"report", {command_report, "Build a run's report.html, or one page comparing runs"}},
-      {"import", {command_import, "Build a timm model as TorchScript (model.backbone: timm/NAME)"}}};
+      {"import",
+       {command_import, "Build a timm model as TorchScript (model.backbone: timm/NAME)"}}};
   return table;
 }
 
