@@ -13,8 +13,8 @@ MODELS=${MODELS:-"resnet18 convnext_small"}
 OUT=${OUT:-bench/out/scripted_models}
 PYTHON=${PYTHON:-.venv/bin/python}
 RUNNER=${RUNNER:-$BUILD_DIR/runner/runner}
-export RUNNER_CACHE=${RUNNER_CACHE:-$PWD/$OUT/cache}
 mkdir -p "$OUT"
+export RUNNER_CACHE=${RUNNER_CACHE:-$(cd "$OUT" && pwd)/cache}
 
 batch_of() { [[ $1 == convnext_small ]] && echo 16 || echo 32; }
 steps_of() { [[ $1 == convnext_small ]] && echo 15 || echo 25; }

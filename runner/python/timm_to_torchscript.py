@@ -79,6 +79,36 @@ def create(timm, args, kwargs):
                 f"timm.create_model('{name}', pretrained=True)\"` where there is network access")
 
 
+def without_inactive_dropout(torch, module):
+    """Replaces each dropout of probability 0 by an identity that keeps its `p` (forward code may
+    read it). Eager PyTorch skips such a dropout, TorchScript does not: it draws a Bernoulli mask
+    and multiplies by it (measured: +45% forward time on convnext_small, whose MLPs hold two
+    each). Returns how many were replaced."""
+
+    class InactiveDropout(torch.nn.Identity):
+        def __init__(self, p: float):
+            super().__init__()
+            self.p = p
+
+    replaced = 0
+    for name, child in module.named_children():
+        if isinstance(child, torch.nn.modules.dropout._DropoutNd) and child.p == 0:
+            setattr(module, name, InactiveDropout(child.p))
+            replaced += 1
+        else:
+            replaced += without_inactive_dropout(torch, child)
+    return replaced
+
+
+def script(torch, model, name):
+    """torch.jit.script, or exit 3 with TorchScript's first line."""
+    try:
+        return torch.jit.script(model)
+    except Exception as e:  # TorchScript raises several types, all with a long message
+        first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        fail(3, f"timm's {name} does not compile to TorchScript: {first.strip()}")
+
+
 def main():
     args = parse()
     try:
@@ -101,11 +131,8 @@ def main():
     with set_layer_config(scriptable=True, exportable=True):
         model = create(timm, args, kwargs)
     model.train()
-    try:
-        scripted = torch.jit.script(model)
-    except Exception as e:  # TorchScript raises several types, all with a long message
-        first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
-        fail(3, f"timm's {args.name} does not compile to TorchScript: {first.strip()}")
+    inactive_dropouts = without_inactive_dropout(torch, model)
+    scripted = script(torch, model, args.name)
     cfg = dict(getattr(model, "pretrained_cfg", {}) or {})
     info = {
         "format": "runner-timm-torchscript/1",
@@ -129,6 +156,7 @@ def main():
         "non_persistent_buffers": sorted(
             name for name, _ in model.named_buffers() if name not in model.state_dict()),
         "parameters": sum(p.numel() for p in model.parameters()),
+        "inactive_dropouts_removed": inactive_dropouts,
     }
     out = args.output
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

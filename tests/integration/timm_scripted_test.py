@@ -142,6 +142,53 @@ def trained_parity(tmp, images, x, labels, name, kwargs):
           f"probabilities within {prob_gap:.1e}", flush=True)
 
 
+def autocast_channels_last(tmp, images, x, labels):
+    """precision bf16 and train.channels_last on a scripted model: autocast reaches inside the
+    TorchScript graph (the step losses are timm eager's under torch.autocast, not fp32's)."""
+    name = "mobilenetv3_small_100"
+    yaml = os.path.join(tmp, "bf16.yaml")
+    experiment(yaml, tmp, images, name, {})
+    code, text = run("run", yaml, "--set", f"output.run_dir={tmp}/runs/bf16", "--set",
+                     "precision=bf16", "--set", "train.channels_last=true")
+    check(code == 0, f"bf16 + channels_last: runner run exits 0\n{text[-1500:]}")
+    cached = the_cached_file(os.environ["RUNNER_CACHE"], name)
+    if code != 0 or not cached:
+        return
+    summary = json.load(open(f"{tmp}/runs/bf16/summary.json"))
+    check(summary.get("precision") == "bf16", f"the run says it ran bf16: {summary.get('precision')}")
+    runner_losses = [r["loss"] for r in map(json.loads, open(f"{tmp}/runs/bf16/metrics.jsonl"))
+                     if r.get("kind") == "step"]
+
+    def eager_losses(autocast):
+        model = timm.create_model(name, in_chans=1, num_classes=10, drop_rate=0.0)
+        model.load_state_dict({k: v for k, v in torch.jit.load(cached).state_dict().items()
+                               if k in model.state_dict()})
+        model = model.to(memory_format=torch.channels_last).train()
+        optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+        losses = []
+        for _ in range(STEPS):
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                loss = F.cross_entropy(model(x.contiguous(memory_format=torch.channels_last)),
+                                       labels)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    # bf16 rounding moves a random-init BatchNorm model's loss by ~1-2% whichever way the ops run
+    # (eager contiguous vs channels_last differ as much), while fp32 runs agree to ~1e-7: the
+    # first loss (before any update) must be near eager bf16's and clearly not fp32's.
+    bf16, fp32 = eager_losses(True), eager_losses(False)
+    near_bf16 = abs(runner_losses[0] - bf16[0]) / bf16[0] if runner_losses else 1
+    off_fp32 = abs(runner_losses[0] - fp32[0]) / fp32[0] if runner_losses else 0
+    check(len(runner_losses) == STEPS and near_bf16 < 5e-2 and off_fp32 > 1e-4,
+          f"bf16 autocast reaches inside the scripted graph: first loss {runner_losses[:1]}, "
+          f"eager bf16 {bf16[0]:.6f} (gap {near_bf16:.1e}), fp32 {fp32[0]:.6f} (gap {off_fp32:.1e})")
+    print(f"bf16 + channels_last: first loss within {near_bf16:.1e} of eager autocast, "
+          f"{off_fp32:.1e} from fp32", flush=True)
+
+
 def pretrained_parity(tmp, images, x):
     # A 3-channel, 1000-class weights file, adapted to 1 channel by timm at import.
     torch.manual_seed(3)
@@ -242,6 +289,20 @@ def import_command(tmp, images):
             check(set(trained) == set(scripted.state_dict()) and any(
                   not torch.equal(trained[k], v) for k, v in scripted.state_dict().items()),
                   "the scripted file's parameters were trained (and checkpointed by its names)")
+        # A file that does not fit the data: one line before training, naming model.path.
+        for args, expected in ((["--in-chans", "1", "--num-classes", "3"],
+                                "gives 3 class scores but the dataset"),
+                               (["--in-chans", "3"], "cannot take the training images (1x1x32x32")):
+            wrong = os.path.join(tmp, "wrong.pt")
+            code, text = run("import", "timm/lcnet_050", *args, "-o", wrong)
+            with open(yaml) as f:
+                config = f.read().replace(os.path.basename(out), os.path.basename(wrong))
+            with open(os.path.join(tmp, "wrong.yaml"), "w") as f:
+                f.write(config)
+            code, text = run("run", os.path.join(tmp, "wrong.yaml"), "--set",
+                             f"output.run_dir={tmp}/runs/wrong")
+            check(code == 2 and expected in text and "model.path" in text and "wrong.pt" in text and
+                  text.count("\n") == 1, f"torchscript {args}: exit 2, one line: {expected}\n{text}")
     # drop_path_rate: stochastic depth in train mode only, as timm's.
     outputs = {}
     for rate in ("0", "0.5"):
@@ -259,12 +320,59 @@ def import_command(tmp, images):
                 check(torch.equal(m(batch), m(batch)), f"drop_path_rate {rate}: eval is deterministic")
     check(outputs == {"0": True, "0.5": False},
           f"drop_path_rate 0.5 makes train-mode outputs random, 0 does not: {outputs}")
+    # Dropouts of probability 0 are identities in the file (TorchScript would draw and apply a
+    # mask for each, +45% forward time on convnext_small); a real one stays.
+    graphs = {}
+    for rate in ("0.0", "0.3"):
+        path = os.path.join(tmp, f"droprate{rate}.pt")
+        code, text = run("import", "timm/convnextv2_atto", "--in-chans", "1", "--num-classes", "10",
+                         "--set", f"model.kwargs.drop_rate={rate}", "-o", path)
+        check(code == 0, f"runner import drop_rate {rate}\n{text}")
+        if code == 0:
+            graphs[rate] = "aten::dropout" in str(torch.jit.load(path).inlined_graph)
+    check(graphs == {"0.0": False, "0.3": True},
+          f"the scripted graph has a dropout only where its rate is not 0: {graphs}")
     code, text = run("import", "timm/no_such_model_x")
     check(code == 2 and "has no model 'no_such_model_x'" in text and text.count("\n") == 1,
           f"an unknown timm name: exit 2, one line\n{text}")
     code, text = run("import", "timm/resnet18", env={"RUNNER_PYTHON": "/nonexistent/python"})
     check(code == 2 and "RUNNER_PYTHON" in text and "make deps" in text,
           f"no Python environment: exit 2 saying how to get one\n{text}")
+
+
+def sweep_and_auto_batch(tmp, images):
+    """A sweep over model.backbone mixing a native and a timm/ name, and batch_size: auto on a
+    scripted model (its trials run the scripted forward, backward and step)."""
+    base = os.path.join(tmp, "sweep_base.yaml")
+    experiment(base, tmp, images, "lcnet_050", {})
+    with open(base) as f:
+        text = f.read()
+    with open(base, "w") as f:
+        f.write(text.replace(text[text.index("model:"):text.index("optimizer:")],
+                             "model: {backbone: small_cnn, in_chans: 1, num_classes: 10}\n"))
+    code, text = run("run", base, "--set", "model.backbone=timm/*")
+    check(code == 2 and "names no model" in text and text.count("\n") == 1,
+          f"the family entry timm/* is not a model: exit 2, one line\n{text}")
+    sweep = os.path.join(tmp, "backbones.yaml")
+    with open(sweep, "w") as f:
+        f.write(f"""base: sweep_base.yaml
+output: {tmp}/sweeps
+points:
+  - {{model.backbone: small_cnn}}
+  - {{model.backbone: timm/lcnet_050, train.batch_size: auto, train.auto_batch.max: 16,
+     train.auto_batch.memory_budget_mb: 4000}}
+""")
+    code, text = run("sweep", sweep)
+    check(code == 0, f"a sweep over small_cnn and timm/lcnet_050 exits 0\n{text[-2000:]}")
+    summary = os.path.join(tmp, "sweeps", "backbones", "summary.csv")
+    rows = open(summary).read().splitlines() if os.path.isfile(summary) else []
+    check(len(rows) == 3 and any("lcnet_050" in r and r.endswith(",done") for r in rows),
+          f"the sweep's summary has both points, the timm one named: {rows}")
+    configs = glob.glob(os.path.join(tmp, "sweeps", "backbones", "*", "config.yaml"))
+    chosen = [line.split()[1] for c in configs for line in open(c)
+              if line.startswith("  batch_size: ") and "lcnet" in open(c).read()]
+    check(chosen == ["16"] and "auto batch size:" in text,
+          f"batch_size auto on timm/lcnet_050 reaches the cap 16 with a large budget: {chosen}")
 
 
 def main():
@@ -278,12 +386,16 @@ def main():
         for name, kwargs in FAMILIES:
             if not only or name in only:
                 trained_parity(tmp, images, x, labels, name, kwargs)
+        if not only or "bf16" in only:
+            autocast_channels_last(tmp, images, x, labels)
         if not only or "pretrained" in only:
             pretrained_parity(tmp, images, x)
         if not only or "ranks" in only:
             two_ranks(tmp, images)
         if not only or "import" in only:
             import_command(tmp, images)
+        if not only or "sweep" in only:
+            sweep_and_auto_batch(tmp, images)
     finally:
         finish()
         shutil.rmtree(tmp, ignore_errors=True)

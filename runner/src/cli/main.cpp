@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cli/commands.hpp"
+#include "models/torchscript_error.hpp"
 #include "runner/error.hpp"
 #include "runner/plugin_api.hpp"
 #include "runner/registries.hpp"
@@ -81,6 +82,12 @@ int main(int argc, char** argv) {
               << " (the full trace is in the rank's log under the run's logs/)\n";
     return runner::kExitFailure;
   } catch (const std::exception& e) {
+    if (runner::models::is_torchscript_error(e.what())) {
+      // Raised inside a scripted model (model.backbone timm/* or torchscript), not by runner.
+      std::cerr << "runner: error: the scripted model failed: "
+                << runner::models::error_reason_line(e.what()) << "\n";
+      return runner::kExitFailure;
+    }
     std::cerr << "runner: internal error: " << e.what()
               << " (please report it with the command and config that caused it)\n";
     return runner::kExitFailure;

@@ -108,6 +108,11 @@ void resolve_scripted(Experiment& e, nlohmann::json& model, const std::string& b
     model["path"] = path.string();
     return;
   }
+  // The registry's family entry itself (timm/*) is listed by `runner plugins`: not a model.
+  if (const std::string name = backbone.substr(5); name.empty() || name.find('*') != name.npos)
+    throw ConfigError(e.marks.value_mark("/model/backbone").to_string() + ": model.backbone " +
+                      backbone + " names no model: write timm/ and one of timm's names, e.g. " +
+                      "timm/efficientnet_b0 (python -c 'import timm; print(timm.list_models())')");
   nlohmann::json& value = model["pretrained"];
   if (!value.is_string() || value.get<std::string>().rfind(kHubPrefix, 0) == 0) return;
   const fs::path path = from_experiment_dir(e, value.get<std::string>());

@@ -74,10 +74,12 @@ std::string timm_cache_dir() {
 }
 
 std::string timm_cached_path(const TimmRequest& r) {
-  // kwargs is a JSON object: dump() sorts its keys, so equal requests hash alike.
-  const std::string key = r.name + "|" + std::to_string(r.in_chans) + "|" +
-                          std::to_string(r.num_classes) + "|" + std::to_string(r.drop_path_rate) +
-                          "|" + r.pretrained + "|" + r.kwargs.dump();
+  // kwargs is a JSON object: dump() sorts its keys, so equal requests hash alike. The converter's
+  // source is part of the key: a runner whose converter changed builds its files afresh.
+  const std::string key = std::string(kTimmToTorchScript) + "|" + r.name + "|" +
+                          std::to_string(r.in_chans) + "|" + std::to_string(r.num_classes) + "|" +
+                          std::to_string(r.drop_path_rate) + "|" + r.pretrained + "|" +
+                          r.kwargs.dump();
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
   return (fs::path(timm_cache_dir()) / (r.name + "-" + hex + ".pt")).string();

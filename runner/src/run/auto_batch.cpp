@@ -79,8 +79,11 @@ int64_t search_batch_size(int64_t max, const std::function<bool(int64_t)>& fits,
     if (trials) trials->push_back({batch, ok});
     return ok;
   };
+  // The search starts at 2: a training batch of one sample is an error in every BatchNorm after
+  // global pooling (timm's heads: "Expected more than 1 value per channel"), and a model that
+  // takes 2 takes 1 in memory. 1 is tried only when 2 does not fit.
   int64_t good = 0, bad = 0;  // bad == 0: no failing size seen yet
-  for (int64_t batch = 1;; batch = std::min(batch * 2, max)) {
+  for (int64_t batch = std::min<int64_t>(2, max);; batch = std::min(batch * 2, max)) {
     if (!attempt(batch)) {
       bad = batch;
       break;
@@ -88,10 +91,6 @@ int64_t search_batch_size(int64_t max, const std::function<bool(int64_t)>& fits,
     good = batch;
     if (batch == max) return max;
   }
-  if (good == 0)
-    throw Error(
-        "auto batch size: even a batch of 1 does not fit in memory: use a smaller model or input, "
-        "or raise train.auto_batch.memory_budget_mb");
   while (bad - good > 1) {
     const int64_t mid = good + (bad - good) / 2;
     if (attempt(mid))
@@ -99,6 +98,10 @@ int64_t search_batch_size(int64_t max, const std::function<bool(int64_t)>& fits,
     else
       bad = mid;
   }
+  if (good == 0)
+    throw Error(
+        "auto batch size: even a batch of 1 does not fit in memory: use a smaller model or input, "
+        "or raise train.auto_batch.memory_budget_mb");
   return good;
 }
 
@@ -184,7 +187,7 @@ int64_t find_auto_batch_size(const config::Experiment& e, dist::World& world,
   };
   // One unmeasured step first: libtorch's one-time allocations (kernel caches, thread pools,
   // the optimizer's state) would otherwise be charged to the first trial's batch.
-  if (measure_host) (void)fits(1);
+  if (measure_host) (void)fits(std::min<int64_t>(2, max));
   std::vector<BatchTrial> trials;
   const int64_t chosen = search_batch_size(max, fits, agree, &trials);
   if (world.is_main()) {

@@ -26,10 +26,10 @@ struct BatchTrial {
 };
 
 /// The largest batch in [1, max] for which `fits` holds, assuming it holds up to some size and
-/// not beyond: tries 1, 2, 4, ... up to max, then bisects between the last size that fitted and
-/// the first that did not. Each local answer goes through `agree` (all ranks: true only when
-/// every rank's answer is true) before it is used. `trials` (optional) receives every trial in
-/// order. Throws runner::Error when even batch 1 does not fit.
+/// not beyond: tries 2, 4, 8, ... up to max (1 only when 2 does not fit), then bisects between the
+/// last size that fitted and the first that did not. Each local answer goes through `agree` (all
+/// ranks: true only when every rank's answer is true) before it is used. `trials` (optional)
+/// receives every trial in order. Throws runner::Error when even batch 1 does not fit.
 int64_t search_batch_size(int64_t max, const std::function<bool(int64_t)>& fits,
                           const std::function<bool(bool)>& agree = nullptr,
                           std::vector<BatchTrial>* trials = nullptr);

@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "config/experiment_options.hpp"
+#include "data/batch.hpp"
+#include "models/torchscript_error.hpp"
 #include "run/build_parts.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
@@ -28,6 +30,51 @@ int64_t classes_needed(const data::DatasetSplits& splits) {
   return largest + 1;
 }
 
+std::string shape_text(const torch::Tensor& t) {
+  std::string text;
+  for (const int64_t size : t.sizes()) text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
+// A torchscript backbone has no in_chans/num_classes keys: its file decides both. One forward
+// of the first training image (eval mode, no gradients) finds a module that cannot take the
+// images or gives fewer class scores than the labels need, before any rank trains.
+void check_scripted_fits_data(const config::Experiment& e, const data::DatasetSplits& splits,
+                              const data::Pipeline& train_transforms, int64_t needed) {
+  if (!splits.train || splits.train->size() == 0) return;
+  const auto& model_section = e.doc.at("model");
+  const std::string where = e.marks.value_mark("/model/path").to_string() + ": model.path " +
+                            model_section.at("path").get<std::string>();
+  auto sample = splits.train->get(0);
+  train_transforms.apply(sample, config::read_experiment_options(e.doc).seed, 0, 0);
+  const data::Batch batch = data::collate({sample}, {0}, {false});
+  auto model = build_model(model_section, e.dir);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  torch::Tensor logits;
+  try {
+    logits = model->forward(batch.images);
+  } catch (const std::exception& error) {  // c10::Error, or TorchScript's JITException
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
+    throw ConfigError(
+        where + " cannot take the training images (" + shape_text(batch.images) +
+        " after data.train_transforms): " +
+        models::error_reason_line(c10_error ? c10_error->what_without_backtrace() : error.what()) +
+        "; give the module images of the channels and size it was built for");
+  }
+  if (logits.dim() != 2)
+    throw ConfigError(where + " returns " + shape_text(logits) + " for images " +
+                      shape_text(batch.images) +
+                      ", not logits [N, classes]: save the module with its classifier head");
+  if (logits.size(1) < needed)
+    throw ConfigError(where + " gives " + std::to_string(logits.size(1)) +
+                      " class scores but the dataset (" +
+                      e.doc.at("data").at("dataset").at("name").get<std::string>() + ") has " +
+                      std::to_string(needed) +
+                      " classes: save the module with that many outputs (timm: num_classes=" +
+                      std::to_string(needed) + ")");
+}
+
 }  // namespace
 
 void check_data_fits_model(const config::Experiment& e, const data::DatasetSplits& splits,
@@ -35,11 +82,11 @@ void check_data_fits_model(const config::Experiment& e, const data::DatasetSplit
                            const data::Pipeline& eval_transforms) {
   const auto& doc = e.doc;
   const auto& model = doc.at("model");
-  // A torchscript backbone's file decides its input channels and classes (no keys to check).
-  if (!model.contains("num_classes") || !model.contains("in_chans")) return;
+  const int64_t needed = classes_needed(splits);
+  if (model.contains("path") && !model.contains("in_chans"))
+    return check_scripted_fits_data(e, splits, train_transforms, needed);
   const uint64_t seed = config::read_experiment_options(doc).seed;
   const int64_t num_classes = model.at("num_classes").get<int64_t>();
-  const int64_t needed = classes_needed(splits);
   if (needed > num_classes)
     throw ConfigError(e.marks.value_mark("/model/num_classes").to_string() +
                       ": model.num_classes " + std::to_string(num_classes) + " but the dataset (" +

@@ -49,6 +49,21 @@ TEST(AutoBatch, FailsClearlyWhenNothingFits) {
   }
 }
 
+// A batch of 1 breaks BatchNorm after global pooling in train mode: it is tried only when 2
+// does not fit (and max 1 means 1).
+TEST(AutoBatch, TriesOneSampleOnlyWhenTwoDoNotFit) {
+  FakeMemory roomy{64, {}};
+  EXPECT_EQ(search_batch_size(64, std::ref(roomy), nullptr), 64);
+  EXPECT_EQ(std::count(roomy.asked.begin(), roomy.asked.end(), 1), 0);
+  EXPECT_EQ(roomy.asked.front(), 2);
+  FakeMemory tight{1, {}};
+  EXPECT_EQ(search_batch_size(64, std::ref(tight), nullptr), 1);
+  EXPECT_EQ(tight.asked, (std::vector<int64_t>{2, 1}));
+  FakeMemory single{64, {}};
+  EXPECT_EQ(search_batch_size(1, std::ref(single), nullptr), 1);
+  EXPECT_EQ(single.asked, (std::vector<int64_t>{1}));
+}
+
 // Two "ranks" with different memory: each trial's outcome is agreed (MIN) before it is used,
 // so both follow the same path and end on the size the smaller one fits.
 TEST(AutoBatch, RanksAgreeOnTheSmallestFit) {
