@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -304,20 +305,32 @@ json experiment_schema_with_plugins() {
   auto plugin_schema = [](const std::string& kind, const std::string& selector) {
     const KindView view = kind_view(kind);
     json names = json::array();
+    json choices = json::array();  // the names, and a pattern per family entry (timm/*)
     json all_of = json::array();
     for (const auto& name : view.names()) {
-      names.push_back(name);
+      json match = {{"const", name}};
+      const bool family = name.size() > 2 && name.compare(name.size() - 2, 2, "/*") == 0;
+      if (family) {
+        std::string prefix;  // a JSON Schema pattern: the prefix's regex characters escaped
+        for (const char c : name.substr(0, name.size() - 1))
+          prefix += std::string(std::strchr("\\^$.|?*+()[]{}", c) ? "\\" : "") + c;
+        match = {{"type", "string"}, {"pattern", "^" + prefix + "[^*]+$"}};
+        choices.push_back(match);
+      } else {
+        names.push_back(name);
+      }
       json params = *view.schema_of(name);
       if (!params.contains("properties")) params["properties"] = json::object();
-      params["properties"][selector] = {{"const", name}};
-      all_of.push_back(
-          {{"if", {{"properties", {{selector, {{"const", name}}}}}, {"required", {selector}}}},
-           {"then", params}});
+      params["properties"][selector] = match;
+      all_of.push_back({{"if", {{"properties", {{selector, match}}}, {"required", {selector}}}},
+                        {"then", params}});
     }
-    json s = {{"type", "object"},
-              {"required", {selector}},
-              {"properties", {{selector, {{"enum", names}}}}},
-              {"allOf", all_of}};
+    choices.push_back({{"enum", names}});
+    json s = {
+        {"type", "object"},
+        {"required", {selector}},
+        {"properties", {{selector, choices.size() == 1 ? choices[0] : json{{"anyOf", choices}}}}},
+        {"allOf", all_of}};
     return s;
   };
   for (const auto& section : plugin_sections()) {
