@@ -41,6 +41,16 @@ expect_output "train.batch_size"
 expect_exit 0 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lr=1e-4
 expect_output "lr: 0.0001"
 expect_output "batch_size: 128"
+# The resolved config has no float noise, names each plugin first, and reads back to itself.
+expect_exit 0 "$runner" config experiments/mnist_ddp_fp16.yaml
+expect_output "mean: 0.131"
+expect_output "lr: 5.0e-05"
+expect_output "betas: [0.9, 0.999]"
+expect_output "    - name: normalize"
+printed=$out
+printf '%s\n' "$printed" >"$tmp/printed.yaml"
+expect_exit 0 "$runner" config "$tmp/printed.yaml"
+[ "$out" = "$printed" ] || { echo "FAIL: runner config of its own output differs"; diff <(echo "$printed") <(echo "$out") | head; failures=$((failures + 1)); }
 expect_exit 2 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lrr=1e-4
 expect_output "--set optimizer.lrr=1e-4: optimizer.lrr: unknown key (did you mean 'lr'?)"
 

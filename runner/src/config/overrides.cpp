@@ -48,7 +48,7 @@ void apply_override(nlohmann::json& doc, const Override& o, SourceMap& marks,
   const std::string origin = "--set " + o.text;
   nlohmann::json value;
   if (schema_wants_string(value_schema)) {
-    value = o.value;
+    value = interpolate_env(o.value, origin);  // as in a file (parse_yaml does it for the rest)
   } else {
     SourceMap scratch;
     value = parse_yaml(o.value, origin, scratch, /*require_mapping=*/false);

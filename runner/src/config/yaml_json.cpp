@@ -144,26 +144,45 @@ nlohmann::json typed_plain_scalar(const std::string& s) {
 
 std::string interpolate_env(const std::string& text, const std::string& where) {
   if (text.find("${") == std::string::npos) return text;
-  static const std::regex env_re("\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(:([^}]*))?\\}");
+  // $${env:...} is the text ${env:...} itself (how printed configs keep such text).
+  static const std::regex env_re("(\\$)?\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(:([^}]*))?\\}");
   std::string out;
   auto begin = text.cbegin();
   std::smatch m;
   while (std::regex_search(begin, text.cend(), m, env_re)) {
     out.append(begin, m[0].first);
-    const std::string var = m[1].str();
+    begin = m[0].second;
+    if (m[1].matched) {
+      out.append(m[0].first + 1, m[0].second);
+      continue;
+    }
+    const std::string var = m[2].str();
     const char* value = std::getenv(var.c_str());
     if (value != nullptr)
       out += value;
-    else if (m[2].matched)
-      out += m[3].str();
+    else if (m[3].matched)
+      out += m[4].str();
     else
       throw ConfigError(where + ": environment variable '" + var +
                         "' is not set and has no default: export it or write ${env:" + var +
                         ":default}");
-    begin = m[0].second;
   }
   out.append(begin, text.cend());
   return out;
+}
+
+std::string escape_env(const std::string& text) {
+  if (text.find("${env:") == std::string::npos) return text;
+  // What interpolate_env would replace (a reference with its closing brace), and nothing else.
+  static const std::regex reference_re("\\$\\{env:[A-Za-z_][A-Za-z0-9_]*(:[^}]*)?\\}");
+  std::string out;
+  auto begin = text.cbegin();
+  std::smatch m;
+  while (std::regex_search(begin, text.cend(), m, reference_re)) {
+    out.append(begin, m[0].first).append("$").append(m[0].first, m[0].second);
+    begin = m[0].second;
+  }
+  return out.append(begin, text.cend());
 }
 
 // Position of the first byte that is not well-formed UTF-8, or npos.

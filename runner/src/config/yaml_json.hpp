@@ -22,8 +22,12 @@ nlohmann::json load_yaml_file(const std::string& path, SourceMap& marks);
 /// The core-schema value of a plain scalar: null, bool, int, float, else the string itself.
 nlohmann::json typed_plain_scalar(const std::string& text);
 
-/// Replaces ${env:VAR} and ${env:VAR:default} in `text`. Throws ConfigError naming `where`
-/// when VAR is unset and there is no default.
+/// Replaces ${env:VAR} and ${env:VAR:default} in `text`, and $${env:...} by the text ${env:...}
+/// itself. Throws ConfigError naming `where` when VAR is unset and there is no default.
 std::string interpolate_env(const std::string& text, const std::string& where);
+
+/// `text` with every ${env: written $${env:, so that interpolate_env gives `text` back: how a
+/// printed config keeps a value that holds such text.
+std::string escape_env(const std::string& text);
 
 }  // namespace runner::config
