@@ -54,6 +54,21 @@ expect_exit 0 "$runner" config "$tmp/printed.yaml"
 expect_exit 2 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lrr=1e-4
 expect_output "--set optimizer.lrr=1e-4: optimizer.lrr: unknown key (did you mean 'lr'?)"
 
+# runner help [COMMAND].
+expect_exit 0 "$runner" help
+expect_output "  sweep "
+expect_output "runner help COMMAND"
+expect_exit 0 "$runner" help run
+expect_output "--resume"
+expect_exit 2 "$runner" help runn
+expect_output "unknown command 'runn' (did you mean 'run'?)"
+
+# A key in the wrong section points at its home.
+expect_exit 2 "$runner" validate experiments/quickstart.yaml --set train.lr=0.1
+expect_output "train.lr: unknown key (did you mean 'optimizer.lr'?)"
+expect_exit 2 "$runner" validate experiments/quickstart.yaml --set optimizer.epochs=3
+expect_output "optimizer.epochs: unknown key (did you mean 'train.epochs'?)"
+
 # Usage errors: unknown command and option, with suggestions.
 expect_exit 2 "$runner" valdate x.yaml
 expect_output "unknown command 'valdate' (did you mean 'validate'?)"

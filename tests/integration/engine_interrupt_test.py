@@ -47,9 +47,23 @@ def last_weights(run_dir, tmp, tag):
     return read_safetensors(path) if os.path.exists(path) else {}
 
 
-def start_and_signal(args, root, at_step, signo):
+def rank_titles():
+    """What ps shows for each running rank: {command line: process name}."""
+    titles = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")[0].decode(errors="replace")
+            with open(f"/proc/{pid}/comm") as f:
+                titles[args] = f.read().strip()
+        except OSError:
+            continue
+    return {a: c for a, c in titles.items() if a.startswith("runner-engine rank") and a.endswith(" intr")}
+
+
+def start_and_signal(args, root, at_step, signo, titles=None):
     """Starts `runner run ARGS`, sends `signo` once step `at_step` is in metrics.jsonl; returns
-    (exit code, output, run folder)."""
+    (exit code, output, run folder). `titles` receives the ranks' process titles then."""
     proc = subprocess.Popen([RUNNER, "run"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=dict(os.environ, OMP_NUM_THREADS="1"))
     sent = False
@@ -57,6 +71,8 @@ def start_and_signal(args, root, at_step, signo):
     while proc.poll() is None and time.time() < deadline:
         files = glob.glob(os.path.join(root, "intr", "*", "metrics.jsonl"))
         if files and f'"step":{at_step}}}' in open(files[0]).read():
+            if titles is not None:
+                titles.update(rank_titles())
             proc.send_signal(signo)
             sent = True
             break
@@ -76,8 +92,12 @@ ref = only_run_dir(ref_root, "intr")
 
 # 1. SIGINT (Ctrl-C) to runner's launcher mid-epoch 1.
 root = os.path.join(tmp, "int")
+titles = {}
 code, out, run_dir = start_and_signal([exp, "--set", f"output.root={root}"] + ranks_args(2), root, 10,
-                                      signal.SIGINT)
+                                      signal.SIGINT, titles)
+# Each rank's process title names its rank and the experiment (ps -o args; ps -o comm, top).
+check(titles == {"runner-engine rank 0/2 intr": "runner 0/2", "runner-engine rank 1/2 intr": "runner 1/2"},
+      f"ps shows each rank: {titles}")
 check(code == 130, f"exit code {code} after SIGINT, expected 130:\n{out[-2000:]}")
 check("received SIGINT: every rank stops after its current step" in out, f"no word of the interrupt:\n{out[-2000:]}")
 for rank in (0, 1):

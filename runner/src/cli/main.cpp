@@ -6,6 +6,8 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "models/torchscript_error.hpp"
@@ -13,6 +15,7 @@
 #include "runner/plugin_api.hpp"
 #include "runner/registries.hpp"
 #include "runner/suggest.hpp"
+#include "util/process_title.hpp"
 
 namespace {
 
@@ -40,17 +43,19 @@ const std::map<std::string, Command>& commands() {
 }
 
 void print_usage() {
-  std::cout << "usage: runner COMMAND [ARGS...]    (runner COMMAND --help for its options)\n\n"
+  std::cout << "usage: runner COMMAND [ARGS...]    (runner help COMMAND for its options)\n\n"
                "Commands:\n";
   for (const auto& kv : commands()) {
     std::cout << "  " << kv.first << std::string(10 - kv.first.size(), ' ') << kv.second.summary
               << "\n";
   }
+  std::cout << "  help      This list, or one command's options: runner help COMMAND\n";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  runner::util::remember_command_line(argc, argv);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     print_usage();
     return argc < 2 ? runner::kExitUsage : runner::kExitOk;
@@ -59,18 +64,28 @@ int main(int argc, char** argv) {
     std::cout << "runner " << RUNNER_VERSION << "\n";
     return runner::kExitOk;
   }
-  const std::string name = argv[1];
+  std::string name = argv[1];
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  // runner help [COMMAND]: the usage, or COMMAND --help.
+  if (name == "help") {
+    if (rest.empty()) {
+      print_usage();
+      return runner::kExitOk;
+    }
+    name = rest.front();
+    rest = {"--help"};
+  }
   try {
     auto it = commands().find(name);
     if (it == commands().end()) {
       std::vector<std::string> names;
       for (const auto& kv : commands()) names.push_back(kv.first);
       throw runner::ConfigError("unknown command '" + name + "'" +
-                                runner::did_you_mean(name, names) + "; see 'runner --help'");
+                                runner::did_you_mean(name, names) + "; see 'runner help'");
     }
     runner::register_builtin_plugins(runner::registries());
     runner::load_plugins_from_environment();
-    return it->second.run(runner::cli::Args(argv + 2, argv + argc));
+    return it->second.run(runner::cli::Args(rest.begin(), rest.end()));
   } catch (const runner::Error& e) {
     std::cerr << "runner: error: " << e.what() << "\n";
     return e.exit_code();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -197,6 +198,47 @@ json load_with_includes(const std::string& path, SourceMap& marks) {
   return load_recursive(path, marks, chain);
 }
 
+// Dotted paths under `pointer` where the core schema has a key `key` (sections and their
+// sub-sections; $refs followed).
+void core_paths_with_key(const json& schema, const json& root, const std::string& pointer,
+                         const std::string& key, int depth, std::vector<std::string>& out) {
+  const json* s = &schema;
+  if (s->contains("$ref") && s->at("$ref").is_string()) {
+    const std::string ref = s->at("$ref").get<std::string>();
+    if (ref.rfind("#", 0) != 0 || !root.contains(json::json_pointer(ref.substr(1)))) return;
+    s = &root.at(json::json_pointer(ref.substr(1)));
+  }
+  if (depth == 0 || !s->contains("properties")) return;
+  for (const auto& [name, property] : s->at("properties").items()) {
+    const std::string child = pointer + "/" + escape_pointer_token(name);
+    if (name == key) out.push_back(path_from_pointer(child));
+    core_paths_with_key(property, root, child, key, depth - 1, out);
+  }
+}
+
+// An unknown key with no close sibling may belong to another section: train.lr is the
+// optimizer's (optimizer.lr), epochs is train's. Adds "did you mean 'optimizer.lr'?" naming
+// where the key exists: the core sections, and the parameters of the plugins this config uses.
+void suggest_other_sections(json& doc, std::vector<ConfigIssue>& issues) {
+  for (auto& issue : issues) {
+    if (issue.message != "unknown key") continue;  // a close sibling was suggested already
+    const std::string key = issue.path.substr(issue.path.rfind('.') + 1);
+    std::vector<std::string> homes;
+    core_paths_with_key(experiment_schema(), experiment_schema(), "", key, 4, homes);
+    for_each_plugin_section(
+        doc, [&](const PluginSection& section, const std::string& pointer, json& node) {
+          if (!node.contains(section.selector) || !node.at(section.selector).is_string()) return;
+          const json* schema =
+              kind_view(section.kind).schema_of(node.at(section.selector).get<std::string>());
+          if (schema && schema->contains("properties") && schema->at("properties").contains(key))
+            homes.push_back(path_from_pointer(pointer + "/" + escape_pointer_token(key)));
+        });
+    homes.erase(std::remove(homes.begin(), homes.end(), issue.path), homes.end());
+    if (homes.empty() || homes.size() > 3) continue;  // many homes: no one move to suggest
+    issue.message += " (did you mean '" + fmt::format("{}", fmt::join(homes, "' or '")) + "'?)";
+  }
+}
+
 void validate_experiment(json& doc, const SourceMap& marks) {
   std::vector<ConfigIssue> issues;
   const json& schema = experiment_schema();
@@ -251,6 +293,7 @@ void validate_experiment(json& doc, const SourceMap& marks) {
                             "); add it under metrics: or pick one of those"});
     }
   }
+  suggest_other_sections(doc, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
 }
 

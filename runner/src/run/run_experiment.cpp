@@ -38,6 +38,7 @@
 #include "util/atomic_file.hpp"
 #include "util/cpu_cores.hpp"
 #include "util/cpu_features.hpp"
+#include "util/process_title.hpp"
 
 namespace runner::run {
 // From the layers below this one (run/ above train/ above output/).
@@ -193,6 +194,12 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (launch.device == "cpu" && wo.backend == "auto") wo.backend = "gloo";
   auto world = dist::World::init(wo);
   log::init_logging({world->rank(), world->world_size(), experiment.log_level, ""});
+  // Ranks run the same command line: ps and top tell them apart by this.
+  const std::string rank_text =
+      std::to_string(world->rank()) + "/" + std::to_string(world->world_size());
+  util::set_process_title(
+      "runner-engine rank " + rank_text + " " + doc.at("name").get<std::string>(),
+      "runner " + rank_text);
   // libtorch's own lines (c10 warnings, c10d, Gloo) through the same logger, tagged by rank.
   log::NativeOutputCapture native_output;
 
