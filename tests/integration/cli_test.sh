@@ -98,7 +98,7 @@ expect_exit 0 "$runner" schema
 
 # The dry run builds everything and states the global batch.
 expect_exit 0 "$runner" run experiments/quickstart.yaml --dry-run
-expect_output "batch           64 per process x 2 process(es) x 1 accumulation = 128 global"
+expect_output "batch           64 per process x 2 processes x 1 accumulation step = 128 global"
 expect_output "dry run: everything resolved; no training done"
 
 # A shared-library plugin named in `plugins:` registers a transform the experiment uses.

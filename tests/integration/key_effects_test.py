@@ -72,9 +72,9 @@ def main():
         quiet, _ = r.run("log_level=warn")
         check("] info " in out and "] info " not in quiet, "log_level=warn hides the info lines")
         # launch.threads_per_process
-        check("1 thread(s) per process" in out, "threads_per_process 1 is in the run line")
+        check(", 1 thread" in out and ", 1 threads" not in out, "threads_per_process 1 is in the run line")
         two, _ = r.run("launch.threads_per_process=2")
-        check("2 thread(s) per process" in two, "threads_per_process 2 is in the run line")
+        check(", 2 threads" in two, "threads_per_process 2 is in the run line")
         # precision
         # fp16 on a CPU: bf16 where the CPU has native bf16, else fp32, said in one line; both
         # branches, whatever this CPU has (RUNNER_CPU_NATIVE_BF16 stands in for its flags).
@@ -82,6 +82,13 @@ def main():
         check("precision fp16 on CPU (no fp16 kernels there) runs as bf16" in fp16 and
               r.summary(d)["precision"] == "bf16",
               "precision fp16 on a CPU with native bf16 runs as bf16 and says so")
+        # Every warning the console showed is in rank0.log too (this one comes before the run
+        # folder exists), and a 1-process run says plainly that it has no distributed backend.
+        rank0 = open(os.path.join(d, "logs", "rank0.log")).read()
+        check("warning precision fp16 on CPU (no fp16 kernels there) runs as bf16" in rank0,
+              f"the precision warning is in rank0.log\n{rank0[:600]}")
+        check("1 process (no distributed backend), device cpu" in fp16,
+              f"a 1-process run says so plainly\n{fp16[:600]}")
         fp16, d = r.run("precision=fp16", env={"RUNNER_CPU_NATIVE_BF16": "0"})
         check("runs in fp32: this CPU has no native bf16" in fp16 and
               r.summary(d)["precision"] == "fp32",
@@ -208,7 +215,7 @@ def main():
         check([n.returncode for n in nodes] == [0, 0],
               f"two nodes at 127.0.0.1:{port} train: {[n.returncode for n in nodes]}\n"
               f"{outs[0][-800:]}\n{outs[1][-800:]}")
-        check("2 process(es)" in outs[0] and os.path.exists(os.path.join(node_dir, "summary.json"))
+        check("2 processes" in outs[0] and os.path.exists(os.path.join(node_dir, "summary.json"))
               and r.summary(node_dir).get("world_size") == 2,
               f"nnodes=2 x 1 process: node 0 leads a world of 2 ranks\n{outs[0][-800:]}")
         check(r.summary(node_dir).get("gradient_sync", {}).get("transport") == "gloo",

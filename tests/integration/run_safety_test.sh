@@ -74,7 +74,8 @@ for name in a b; do
 done
 listeners=""
 for _ in $(seq 1 100); do
-  pids=$(pgrep -d, -f "runner-engine run $tmp/tiny.yaml" || true)
+  # The launchers by their command line, the ranks by their process titles.
+  pids=$(pgrep -d, -f "runner-engine run $tmp/tiny.yaml|^runner-engine rank [01]/2 [ab]\$" || true)
   [ -n "$pids" ] && listeners+=$(ss -Hltnp 2>/dev/null | grep -E "pid=($(tr , '|' <<<"$pids"))," || true)$'\n'
   kill -0 "$pid_a" 2>/dev/null || kill -0 "$pid_b" 2>/dev/null || break
   sleep 0.1

@@ -2,6 +2,7 @@
 
 #include <spdlog/sinks/ansicolor_sink.h>
 #include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -17,6 +18,12 @@ namespace {
 std::mutex g_mutex;
 LogOptions g_options;
 std::shared_ptr<spdlog::sinks::sink> g_file_sink;
+// Lines logged before the log file exists (the run folder is made after the world starts and
+// the precision is chosen): replayed into the file when it opens, so the file has every line
+// the console showed.
+constexpr size_t kEarlyLines = 512;
+std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> g_early =
+    std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(kEarlyLines);
 std::FILE* g_console = nullptr;  // nullptr: stderr
 
 spdlog::level::level_enum parse_level(const std::string& level) {
@@ -43,11 +50,20 @@ void install() {
           : "";
   console->set_pattern(prefix + "[%H:%M:%S] %^%l%$ %v");
   std::vector<spdlog::sink_ptr> sinks{console};
+  if (!g_file_sink && g_early) {
+    g_early->set_level(level);
+    sinks.push_back(g_early);
+  }
   if (g_file_sink) {
     g_file_sink->set_level(level);
     g_file_sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [rank " + std::to_string(g_options.rank) +
                              "] %l %v");
     sinks.push_back(g_file_sink);
+  }
+  if (g_file_sink && g_early) {
+    for (const auto& early : g_early->last_raw()) g_file_sink->log(early);
+    g_file_sink->flush();
+    g_early.reset();  // one file per process: the early lines go into the first one
   }
   auto logger = std::make_shared<spdlog::logger>("runner", sinks.begin(), sinks.end());
   logger->set_level(level);

@@ -5,6 +5,7 @@
 #include "run/build_parts.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/registries.hpp"
+#include "util/counted.hpp"
 
 namespace runner::run {
 
@@ -41,15 +42,19 @@ void dry_run(const config::Experiment& e, std::ostream& out) {
     return d ? std::to_string(d->size()) : std::string("none");
   };
   out << "experiment      " << experiment.name << " (" << e.path << ")\n"
-      << "world           " << world << " process(es) = " << launch.nnodes << " node(s) x "
-      << launch.num_processes << ", device " << launch.device << ", precision "
+      << "world           " << util::counted(world, "process", "processes") << " = "
+      << util::counted(launch.nnodes, "node", "nodes") << " x " << launch.num_processes
+      << ", device " << launch.device << ", precision "
       << config::precision_name(experiment.precision) << "\n";
   if (bs) {
-    out << "batch           " << *bs << " per process x " << world << " process(es) x " << accum
-        << " accumulation = " << *bs * world * accum << " global\n";
+    out << "batch           " << *bs << " per process x "
+        << util::counted(world, "process", "processes") << " x "
+        << util::counted(accum, "accumulation step", "accumulation steps") << " = "
+        << *bs * world * accum << " global\n";
   } else {
-    out << "batch           auto (largest that fits, found at start) x " << world
-        << " process(es) x " << accum << " accumulation\n";
+    out << "batch           auto (largest that fits, found at start) x "
+        << util::counted(world, "process", "processes") << " x "
+        << util::counted(accum, "accumulation step", "accumulation steps") << "\n";
   }
   out << "dataset         " << doc.at("data").at("dataset").at("name").get<std::string>()
       << ": train " << size_of(splits.train) << ", val " << size_of(splits.val) << ", test "

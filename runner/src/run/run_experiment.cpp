@@ -4,10 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -36,6 +38,7 @@
 #include "train/stop_request.hpp"
 #include "train/trainer.hpp"
 #include "util/atomic_file.hpp"
+#include "util/counted.hpp"
 #include "util/cpu_cores.hpp"
 #include "util/cpu_features.hpp"
 #include "util/process_title.hpp"
@@ -142,7 +145,11 @@ torch::Device choose_device(const config::LaunchOptions& launch, const dist::Wor
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 // The error that ends this rank, into its log file too (the console gets it from main()).
-void log_error_to_file(const std::string& text) {
+// The line's level already says "error": a message that starts with the word again (some
+// library errors do) loses it, so the log never reads "error error: ...".
+void log_error_to_file(std::string text) {
+  for (const char* word : {"runner: error: ", "error: ", "Error: ", "ERROR: "})
+    if (text.rfind(word, 0) == 0) text.erase(0, std::strlen(word));
   for (auto& sink : spdlog::default_logger()->sinks()) {
     if (!std::dynamic_pointer_cast<spdlog::sinks::basic_file_sink_mt>(sink)) continue;
     sink->log(
@@ -275,17 +282,28 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
 
   const int64_t batch = *experiment.train.batch_size;
   const int64_t accum = experiment.train.grad_accum_steps;
+  const std::string processes = util::counted(world->world_size(), "process", "processes");
+  const std::string per_process =
+      util::counted(threads, "thread", "threads") + (world->world_size() > 1 ? " per process" : "");
   if (world->is_main() && options.predict_only) {
-    spdlog::info("predict: {} process(es), device {}, precision {}, {} thread(s) per process",
-                 world->world_size(), device.str(), precision_text, threads);
+    spdlog::info("predict: {}, device {}, precision {}, {}", processes, device.str(),
+                 precision_text, per_process);
   } else if (world->is_main()) {
-    spdlog::info(
-        "run {}: {} process(es) ({}), device {}, backend {}, precision {}, {} thread(s) per "
-        "process",
-        run_dir, world->world_size(), world->env().source, device.str(), world->backend(),
-        precision_text, threads);
-    spdlog::info("batch: {} per process x {} process(es) x {} accumulation = {} global", batch,
-                 world->world_size(), accum, batch * world->world_size() * accum);
+    // Who started the processes, and how they talk: "1 process (no distributed backend)",
+    // "2 processes started by runner, backend gloo".
+    static const std::map<std::string, std::string> starters = {
+        {"runner", "runner"}, {"torchrun", "torchrun"}, {"slurm", "SLURM"}, {"mpi", "mpirun"}};
+    const auto starter = starters.find(world->env().source);
+    const std::string world_text =
+        world->world_size() == 1
+            ? processes + " (no distributed backend)"
+            : processes + (starter != starters.end() ? " started by " + starter->second : "") +
+                  ", backend " + world->backend();
+    spdlog::info("run {}: {}, device {}, precision {}, {}", run_dir, world_text, device.str(),
+                 precision_text, per_process);
+    spdlog::info("batch: {} per process x {} x {} = {} global", batch, processes,
+                 util::counted(accum, "accumulation step", "accumulation steps"),
+                 batch * world->world_size() * accum);
   }
 
   torch::manual_seed(experiment.seed);

@@ -21,6 +21,7 @@
 #include "train/device_options.hpp"
 #include "train/stop_request.hpp"
 #include "util/atomic_file.hpp"
+#include "util/counted.hpp"
 #include "util/seconds_since.hpp"
 
 namespace runner::train {
@@ -124,8 +125,8 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
       loader_options(batch_size_, /*training=*/true, parts_.splits.train));
   if (train_loader_->num_batches() == 0) {
     throw ConfigError("train.batch_size " + std::to_string(batch_size_) + " x " +
-                      std::to_string(parts_.world->world_size()) +
-                      " process(es) is larger than the training split (" +
+                      util::counted(parts_.world->world_size(), "process", "processes") +
+                      " is larger than the training split (" +
                       std::to_string(parts_.splits.train->size()) +
                       " samples): lower train.batch_size or raise data.limit.train");
   }
