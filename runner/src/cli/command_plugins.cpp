@@ -1,4 +1,8 @@
 #include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
@@ -31,21 +35,53 @@ std::string type_text(const json& s) {
   return out;
 }
 
+void print_parameter(const std::string& name, const json& p) {
+  std::cout << "      " << name << ": " << type_text(p);
+  if (p.contains("default")) std::cout << " = " << p.at("default").dump();
+  if (p.contains("description")) std::cout << "  " << p.at("description").get<std::string>();
+  std::cout << "\n";
+}
+
+// A parameter that three or more plugins of a kind take with the same schema (the models'
+// in_chans, num_classes, pretrained, ...) is printed once, above them; each of those plugins
+// names it on a "+ shared:" line.
+constexpr size_t kSharedAtLeast = 3;
+
 template <class Factory>
 void print_kind(const Registry<Factory>& r, bool verbose) {
   std::cout << r.kind() << ":\n";
+  std::map<std::pair<std::string, std::string>, size_t> uses;  // (name, schema text) -> plugins
+  for (const auto& [name, entry] : r.entries())
+    if (entry.schema.contains("properties"))
+      for (const auto& [key, p] : entry.schema.at("properties").items()) ++uses[{key, p.dump()}];
+  auto shared = [&](const std::string& key, const json& p) {
+    return uses[{key, p.dump()}] >= kSharedAtLeast;
+  };
+  if (verbose) {
+    bool any = false;
+    std::set<std::string> printed;
+    for (const auto& [name, entry] : r.entries()) {
+      if (!entry.schema.contains("properties")) continue;
+      for (const auto& [key, p] : entry.schema.at("properties").items()) {
+        if (!shared(key, p) || !printed.insert(key + p.dump()).second) continue;
+        if (!any) std::cout << "  (parameters several " << r.kind() << " take: see + shared)\n";
+        any = true;
+        print_parameter(key, p);
+      }
+    }
+  }
   for (const auto& [name, entry] : r.entries()) {
     std::cout << "  " << name << std::string(name.size() < 22 ? 22 - name.size() : 1, ' ')
               << entry.help << "\n";
     if (!verbose || !entry.schema.contains("properties")) continue;
-    for (auto it = entry.schema.at("properties").begin(); it != entry.schema.at("properties").end();
-         ++it) {
-      const json& p = it.value();
-      std::cout << "      " << it.key() << ": " << type_text(p);
-      if (p.contains("default")) std::cout << " = " << p.at("default").dump();
-      if (p.contains("description")) std::cout << "  " << p.at("description").get<std::string>();
-      std::cout << "\n";
+    std::string shared_names;
+    for (const auto& [key, p] : entry.schema.at("properties").items()) {
+      if (shared(key, p))
+        shared_names += (shared_names.empty() ? "" : ", ") + key;
+      else
+        print_parameter(key, p);
     }
+    if (!shared_names.empty()) std::cout << "      + shared: " << shared_names << "\n";
   }
 }
 
