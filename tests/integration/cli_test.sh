@@ -63,6 +63,12 @@ expect_output "--resume"
 expect_exit 2 "$runner" help runn
 expect_output "unknown command 'runn' (did you mean 'run'?)"
 
+# A missing '}' is reported where the '{' opened (yaml-cpp notices it lines later).
+line=$(grep -n "{name: horizontal_flip, p: 0.5}" experiments/quickstart.yaml | cut -d: -f1)
+sed 's/{name: horizontal_flip, p: 0.5}/{name: horizontal_flip, p: 0.5/' experiments/quickstart.yaml >"$tmp/unclosed.yaml"
+expect_exit 2 "$runner" validate "$tmp/unclosed.yaml"
+expect_output "unclosed.yaml:$line:7: YAML syntax error: this '{' is not closed (add '}' where it ends"
+
 # A key in the wrong section points at its home.
 expect_exit 2 "$runner" validate experiments/quickstart.yaml --set train.lr=0.1
 expect_output "train.lr: unknown key (did you mean 'optimizer.lr'?)"

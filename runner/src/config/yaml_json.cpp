@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <vector>
 
 #include "runner/error.hpp"
 
@@ -109,6 +111,52 @@ nlohmann::json convert(const YAML::Node& node, const std::string& origin,
     }
   }
   return nullptr;
+}
+
+// The flow collection ({...} or [...]) still open where yaml-cpp stopped, when it opened on an
+// earlier line: yaml-cpp reports a missing '}' or ']' lines later ("illegal block entry", "end
+// of map flow not found"), where the mistake is not. Quotes and comments are skipped; a bracket
+// counts as an opener only where a flow collection can start (after ':', '-', ',', an opener, or
+// at the start of a line).
+struct OpenFlow {
+  char bracket = 0;
+  int line = 0, column = 0;
+};
+std::optional<OpenFlow> unclosed_flow_before(const std::string& text, int stop_line,
+                                             int stop_column) {
+  std::vector<OpenFlow> open;
+  int line = 1, column = 0;
+  char quote = 0, previous = '\n';  // the last character that is not a space
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      column = 0;
+      previous = '\n';
+      continue;
+    }
+    ++column;
+    if (line > stop_line || (line == stop_line && column >= stop_column)) break;
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;  // a comment, to the line's end
+      continue;
+    }
+    if ((c == '"' || c == '\'') && (previous == ':' || previous == '-' || previous == ',' ||
+                                    previous == '[' || previous == '{' || previous == '\n'))
+      quote = c;
+    else if ((c == '{' || c == '[') && (previous == ':' || previous == '-' || previous == ',' ||
+                                        previous == '[' || previous == '{' || previous == '\n'))
+      open.push_back({c, line, column});
+    else if ((c == '}' || c == ']') && !open.empty())
+      open.pop_back();
+    if (c != ' ' && c != '\t') previous = c;
+  }
+  if (open.empty() || open.back().line >= stop_line) return std::nullopt;
+  return open.back();
 }
 
 }  // namespace
@@ -239,7 +287,13 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin, So
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    fail(mark_of(e.mark, origin), "YAML syntax error: " + e.msg);
+    const Mark at = mark_of(e.mark, origin);
+    if (const auto opener = unclosed_flow_before(text, at.line, at.column))
+      fail(Mark{origin, opener->line, opener->column},
+           std::string("YAML syntax error: this '") + opener->bracket + "' is not closed (add '" +
+               (opener->bracket == '{' ? '}' : ']') + "' where it ends; the parser stopped at " +
+               std::to_string(at.line) + ":" + std::to_string(at.column) + ": " + e.msg + ")");
+    fail(at, "YAML syntax error: " + e.msg);
   }
   marks.set_fallback(origin);
   marks.set("", Mark{origin, 1, 1}, Mark{origin, 1, 1});
