@@ -29,6 +29,14 @@ YAML
 # to the end and exits non-zero saying why.
 expect_exit 1 "$RUNNER" sweep tiny.yaml
 expect_output "1 failed"
+# The table once, at the end; one line per point as it ends.
+[ "$(grep -cE '^point +rank +processes' <<<"$out")" = 1 ] ||
+  { echo "FAIL: the sweep should print its table once, got $(grep -cE '^point +rank +processes' <<<"$out")"; failures=$((failures + 1)); }
+expect_output "sweep tiny: point 1/3 "
+grep -qE "^sweep tiny: point 2/3 .* done: best accuracy [0-9.]+" <<<"$out" ||
+  { echo "FAIL: a finished point's line should give its best metric"; failures=$((failures + 1)); }
+grep -qE "^sweep tiny: point 3/3 .* failed: " <<<"$out" ||
+  { echo "FAIL: a failed point's line should say why"; failures=$((failures + 1)); }
 D=out/tiny
 for f in summary.csv summary.md summary.png report.html; do
   [ -s "$D/$f" ] || { echo "FAIL: $D/$f missing"; failures=$((failures + 1)); }
@@ -127,7 +135,7 @@ fi
 # started and ended; with --parallel 2 a second one starts before the first ends. Start and end
 # lines, not file times: a tiny point trains for half a second of its few seconds.
 most_at_once() {
-  awk '/ started \(output: / { n++; if (n > m) m = n } / done after | failed/ { n-- } END { print m + 0 }' <<<"$1"
+  awk '/ started \(output: / { n++; if (n > m) m = n } / \([0-9.]+ s\)$/ { n-- } END { print m + 0 }' <<<"$1"
 }
 [ "$(most_at_once "$out")" = 2 ] || { echo "FAIL: --parallel 2 ran no two points at once: $out"; failures=$((failures + 1)); }
 # Threads are split: 2 points at once on this machine's cores, each left at threads 0.

@@ -85,6 +85,9 @@ int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
     }
     book.record_exit(i, exit);
     book.write_summary();
+    std::cout << fmt::format("sweep {}: point {}/{} {} {}\n", sweep.name, i + 1, book.rows().size(),
+                             point.id, book.point_result(i))
+              << std::flush;
   }
   return 0;
 }
@@ -173,9 +176,9 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
     }
     book.record_exit(ended.point, exit);
     const double seconds = std::chrono::duration<double>(Clock::now() - ended.started).count();
-    std::cout << fmt::format("sweep {}: point {} {} after {:.1f} s\n", sweep.name, row.id,
-                             row.status == "failed" ? "failed: " + row.reason : row.status,
-                             seconds);
+    std::cout << fmt::format("sweep {}: point {}/{} {} {} ({:.1f} s)\n", sweep.name,
+                             ended.point + 1, book.rows().size(), row.id,
+                             book.point_result(ended.point), seconds);
     book.write_summary();
   }
   if (interrupted) {

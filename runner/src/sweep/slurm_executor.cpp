@@ -431,11 +431,12 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
         continue;
       }
       active = *now_active;
-      for (const auto& row : book.rows()) {
+      for (size_t i = 0; i < book.rows().size(); ++i) {
+        const PointRow& row = book.rows()[i];
         if (shown[row.id] == row.status) continue;
         shown[row.id] = row.status;
         std::cout << fmt::format("sweep {}: point {} {}\n", sweep.name, row.id,
-                                 row.status == "failed" ? "failed: " + row.reason : row.status)
+                                 book.point_result(i))
                   << std::flush;
       }
     }
@@ -453,6 +454,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
   }
   book.write_summary();
   if (active > 0) {
+    book.print_table();  // what finished so far; --summary prints it again when all have
     std::cout << fmt::format(
         "sweep {}: {} point(s) still queued or running (squeue --me); when they end: runner "
         "sweep {} --summary\n",

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/experiment_options.hpp"
 #include "config/resume_plan.hpp"
@@ -134,7 +135,23 @@ std::vector<std::string> SweepBook::run_args(size_t i,
 void SweepBook::write_summary() const {
   const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
   sweep::write_summary(dir_, "sweep " + sweep_.name, shown, metric_);
+}
+
+void SweepBook::print_table() const {
+  const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
   std::cout << "\n" << console_table(shown) << std::flush;
+}
+
+std::string SweepBook::point_result(size_t i) const {
+  const PointRow& row = rows_.at(i);
+  if (row.status == "failed") return "failed: " + row.reason;
+  std::string text = row.status;
+  std::vector<std::string> figures;
+  if (row.best_value)
+    figures.push_back(fmt::format("best {} {:.4f}", row.best_metric, *row.best_value));
+  if (row.images_per_s) figures.push_back(fmt::format("{:.0f} img/s", *row.images_per_s));
+  if (!figures.empty()) text += ": " + fmt::format("{}", fmt::join(figures, ", "));
+  return text;
 }
 
 int SweepBook::finish() const {
@@ -154,6 +171,7 @@ int SweepBook::finish() const {
                          [&](const PointRow& r) { return r.status == status; });
   };
   const auto failed = count("failed");
+  print_table();
   std::cout << fmt::format("sweep {}: {} point(s), {} failed; summary in {}\n", sweep_.name,
                            rows_.size(), failed, dir_.string());
   if (failed)

@@ -47,9 +47,13 @@ class SweepBook {
   /// (as --set), then its run folder.
   std::vector<std::string> run_args(size_t i, const std::vector<std::string>& extra = {}) const;
 
-  /// Writes summary.csv/.md/.png and prints the table (ranked first for random search).
+  /// Writes summary.csv/.md/.png (ranked first for random search), after every point.
   void write_summary() const;
-  /// Writes report.html (the points side by side), the summary, and the closing lines;
+  /// Prints the summary table: once, at the end (a point's end prints point_result()).
+  void print_table() const;
+  /// Point i's outcome in one line: "done: best accuracy 0.8125, 2100 img/s" or "failed: ...".
+  std::string point_result(size_t i) const;
+  /// Writes report.html (the points side by side), prints the table and the closing lines;
   /// returns 0 when every point finished, else 1.
   int finish() const;
 
