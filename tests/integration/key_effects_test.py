@@ -97,6 +97,28 @@ def main():
         check("precision bf16 on a CPU without native bf16" in bf16 and
               r.summary(d)["precision"] == "bf16",
               "precision bf16 runs autocast on CPU, warns without native bf16, summary.json says bf16")
+        # train.checkpoints: what the finished run keeps, the sizes in its final line and in
+        # summary.json; the optimizer state is in last.pt only (Adam: 2 more tensors per weight).
+        kept = {}
+        for policy in ("best_and_last", "best", "last", "none"):
+            out, d = r.run(f"train.checkpoints={policy}", "optimizer.name=adam", "optimizer.lr=1e-3")
+            files = sorted(os.listdir(os.path.join(d, "checkpoints")))
+            summary = r.summary(d).get("checkpoints", {})
+            kept[policy] = files
+            sizes = {f: os.path.getsize(os.path.join(d, "checkpoints", f)) for f in files}
+            check(summary.get("kept") == sizes and summary.get("policy") == policy,
+                  f"summary.json's checkpoints say what {policy} kept: {summary} vs {sizes}")
+            line = "; checkpoints: " + (", ".join(f"{f} {sizes[f] / 1e6:.0f} MB" for f in files)
+                                        if files else "none kept")
+            check(line in out, f"the final line gives what {policy} kept: {line}\n{out[-400:]}")
+            if policy == "best_and_last":
+                check(sizes["last.pt"] > 2.5 * sizes["best.pt"],
+                      f"last.pt holds Adam's state, best.pt the weights only: {sizes}")
+            check(os.path.exists(os.path.join(d, "predictions.csv")),
+                  f"train.checkpoints={policy} still predicts with the best weights")
+        check(kept == {"best_and_last": ["best.pt", "last.pt"], "best": ["best.pt"],
+                       "last": ["last.pt"], "none": []},
+              f"train.checkpoints keeps what it names: {kept}")
         # data.limit.val, train.eval_batch_size
         lim, _ = r.run("data.limit.val=20", "train.eval_batch_size=8", "log_level=debug")
         check("val 20," in lim, "data.limit.val=20 leaves 20 validation samples")

@@ -101,6 +101,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   t.max_nonfinite_steps = get<int64_t>(doc, "train.max_nonfinite_steps");
   t.checkpoint_every_steps = optional<int64_t>(doc, "train.checkpoint_every_steps");
   t.checkpoint_every_minutes = optional<double>(doc, "train.checkpoint_every_minutes");
+  t.checkpoints = get<std::string>(doc, "train.checkpoints");
   t.log_every_steps = get<int64_t>(doc, "train.log_every_steps");
   t.bn_sync = get<std::string>(doc, "train.bn_sync");
   t.bucket_cap_mb = get<double>(doc, "train.bucket_cap_mb");

@@ -64,6 +64,7 @@ struct TrainOptions {
   int64_t max_nonfinite_steps = 20;
   std::optional<int64_t> checkpoint_every_steps;
   std::optional<double> checkpoint_every_minutes;
+  std::string checkpoints = "best_and_last";  ///< kept when the run ends: best, last, none
   int64_t log_every_steps = 50;
   std::string bn_sync = "broadcast";  ///< broadcast, local, sync
   double bucket_cap_mb = 25;

@@ -80,6 +80,7 @@ const std::vector<std::string>& keys_a_resume_may_change() {
                                                 "train.log_every_steps",
                                                 "train.checkpoint_every_steps",
                                                 "train.checkpoint_every_minutes",
+                                                "train.checkpoints",
                                                 "train.early_stopping.",
                                                 "launch.",
                                                 "log_level",

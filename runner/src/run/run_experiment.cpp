@@ -28,6 +28,7 @@
 #include "run/auto_batch.hpp"
 #include "run/build_parts.hpp"
 #include "run/environment_report.hpp"
+#include "run/kept_checkpoints.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "runner/models/pretrained.hpp"
@@ -429,6 +430,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
     }
     throw;
   }
+  // train.checkpoints: what the finished run keeps. Every rank is past reading best.pt here.
+  world->barrier();
+  std::vector<std::pair<std::string, uintmax_t>> kept_checkpoints;
+  if (world->is_main()) kept_checkpoints = keep_checkpoints(run_dir, experiment.train.checkpoints);
   // Peak memory of every rank, summed (the main process writes it).
   const double rss_total = world->all_reduce(peak_rss_mib(), dist::ReduceOp::kSum);
   if (world->is_main()) {
@@ -456,6 +461,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
                                {"prefetch_batches", loader.prefetch},
                                {"batches_made_on", loader.made_on}};
     summary["model_memory_format"] = memory_format_of(trainer.model());
+    summary["checkpoints"] = {{"policy", experiment.train.checkpoints}, {"kept", json::object()}};
+    for (const auto& [name, bytes] : kept_checkpoints) summary["checkpoints"]["kept"][name] = bytes;
     if (const dist::DataParallel* dp = trainer.data_parallel())  // train.bucket_cap_mb, ...
       summary["gradient_sync"] = {{"buckets", dp->bucket_count()},
                                   {"find_unused_parameters", dp->options().find_unused_parameters},
@@ -465,8 +472,8 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   if (world->is_main()) {
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
-    spdlog::info("done in {:.1f} s; best weights:{}; run directory {}", trainer.run_seconds(), line,
-                 run_dir);
+    spdlog::info("done in {:.1f} s; best weights:{}; checkpoints: {}; run directory {}",
+                 trainer.run_seconds(), line, checkpoints_text(kept_checkpoints), run_dir);
   }
   world->barrier();
   return 0;
