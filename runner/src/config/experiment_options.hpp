@@ -66,6 +66,8 @@ struct TrainOptions {
   std::optional<double> checkpoint_every_minutes;
   std::string checkpoints = "best_and_last";  ///< kept when the run ends: best, last, none
   int64_t log_every_steps = 50;
+  /// Step records over a run at least (not a config key: tests lower it): see Trainer.
+  int64_t report_points = 200;
   std::string bn_sync = "broadcast";  ///< broadcast, local, sync
   double bucket_cap_mb = 25;
   std::string grad_comm = "fp32";       ///< fp32, fp16, bf16

@@ -6,8 +6,11 @@
 
 namespace runner::output {
 
-Progress::Progress(bool enabled, bool terminal, int64_t line_every)
-    : enabled_(enabled), terminal_(terminal), line_every_(line_every > 0 ? line_every : 50) {}
+Progress::Progress(bool enabled, bool terminal, int64_t line_every, double max_silence_seconds)
+    : enabled_(enabled),
+      terminal_(terminal),
+      line_every_(line_every > 0 ? line_every : 50),
+      max_silence_seconds_(max_silence_seconds) {}
 
 namespace {
 
@@ -34,7 +37,7 @@ void Progress::start(const std::string& label, int64_t total, int64_t later, dou
   shown_ = false;
   last_line_ = -1;
   first_done_ = -1;
-  start_ = std::chrono::steady_clock::now();
+  start_ = last_print_ = std::chrono::steady_clock::now();
 }
 
 void Progress::update(int64_t done, double images_per_s, double loss) {
@@ -65,9 +68,16 @@ void Progress::update(int64_t done, double images_per_s, double loss) {
                 static_cast<long long>(done), static_cast<long long>(total_), speed_text,
                 eta_text.c_str(), loss_text);
     std::fflush(stdout);
-  } else if (done == total_ || done / line_every_ != last_line_ / line_every_ || last_line_ < 0) {
-    if (done % line_every_ != 0 && done != total_) return;
+  } else {
+    // Every line_every batches, and at least every max_silence seconds (slow steps: a log that
+    // says nothing for minutes looks like a hang).
+    const auto now = std::chrono::steady_clock::now();
+    const bool quiet_too_long =
+        std::chrono::duration<double>(now - last_print_).count() >= max_silence_seconds_;
+    if (done == last_line_ || (done != total_ && done % line_every_ != 0 && !quiet_too_long))
+      return;
     last_line_ = done;
+    last_print_ = now;
     std::printf("%s %lld/%lld%s %s%s\n", label_.c_str(), static_cast<long long>(done),
                 static_cast<long long>(total_), speed_text, eta_text.c_str(), loss_text);
     std::fflush(stdout);

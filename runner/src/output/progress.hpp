@@ -9,8 +9,9 @@ namespace runner::output {
 
 class Progress {
  public:
-  /// `enabled` false (non-main ranks) makes every call a no-op.
-  Progress(bool enabled, bool terminal, int64_t line_every);
+  /// `enabled` false (non-main ranks) makes every call a no-op. Without a terminal a line is
+  /// printed every `line_every` batches and whenever `max_silence_seconds` passed without one.
+  Progress(bool enabled, bool terminal, int64_t line_every, double max_silence_seconds = 30);
 
   /// Starts a phase ("epoch 1/5", "validate") of `total` batches; `later` batches of the same
   /// speed follow in the run (the epochs after this one), for the whole run's ETA. Nothing is
@@ -24,10 +25,10 @@ class Progress {
  private:
   bool enabled_, terminal_;
   int64_t line_every_, total_ = 0, last_line_ = -1, later_ = 0, first_done_ = -1;
-  double quiet_seconds_ = 0;
+  double quiet_seconds_ = 0, max_silence_seconds_;
   bool shown_ = false;
   std::string label_;
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_, last_print_;
 };
 
 }  // namespace runner::output

@@ -133,6 +133,13 @@ Trainer::Trainer(TrainerParts parts, config::ExperimentOptions options, std::str
 
   const int64_t steps_per_epoch =
       (static_cast<int64_t>(train_loader_->num_batches()) + accum_ - 1) / accum_;
+  // metrics.jsonl's step records (the report's curves): at least report_points over the run, at
+  // most one per step, never sparser than train.log_every_steps (the console's cadence). A run
+  // of 15 steps has 15 points; one of 100000 steps one per log_every_steps.
+  const int64_t run_steps =
+      std::min(steps_per_epoch * epochs_, max_steps_.value_or(steps_per_epoch * epochs_));
+  record_every_ =
+      std::clamp<int64_t>(run_steps / std::max<int64_t>(1, train.report_points), 1, log_every_);
   optim::ScheduleContext context;
   // The lr the optimizer plugin was built with (its first group's): the core reads no plugin
   // parameter, so an optimizer whose parameters name no `lr` works too.
@@ -291,7 +298,7 @@ void Trainer::read_window(int64_t epoch) {
     throw Error("the training loss was NaN or inf for " + std::to_string(longest_run) +
                 " consecutive steps (epoch " + std::to_string(epoch + 1) + ", by step " +
                 std::to_string(steps_attempted_) +
-                "; checked every train.log_every_steps steps): training diverged; lower "
+                "; checked at every metrics record): training diverged; lower "
                 "optimizer.lr, set train.clip_grad_norm, or check the data "
                 "(train.max_nonfinite_steps sets the patience)");
   }
@@ -457,7 +464,7 @@ Trainer::EpochResult Trainer::train_epoch(int64_t epoch) {
       const bool save_due_here = world.is_main() && checkpoint_every_seconds_ > 0 &&
                                  util::seconds_since(last_save_) >= checkpoint_every_seconds_;
       const StepFlags flags = agree_on_flags(save_due_here);
-      const bool window_end = steps_attempted_ % log_every_ == 0;
+      const bool window_end = steps_attempted_ % record_every_ == 0;
       const bool save_every_steps =
           checkpoint_every_steps_ > 0 && steps_attempted_ % checkpoint_every_steps_ == 0;
       // Steps taken are known at reads; near train.max_steps read every step to stop exactly.

@@ -170,6 +170,8 @@ class Trainer {
   output::Progress progress_;
 
   int64_t epochs_, batch_size_, eval_batch_size_, accum_, log_every_, max_nonfinite_;
+  /// Optimizer steps between metrics.jsonl step records (train.report_points over the run).
+  int64_t record_every_ = 1;
   std::optional<int64_t> max_steps_;
   std::optional<double> clip_;
   int64_t checkpoint_every_steps_ = 0;   ///< train.checkpoint_every_steps (0: off)
