@@ -76,8 +76,9 @@ def main():
                 "--set", "scheduler.warmup_steps=2", "--set", "train.epochs=2",
                 "--set", "train.log_every_steps=2"]
         run_dir = os.path.join(tmp, "run")
-        p = subprocess.run(base + ["--set", f"output.run_dir={run_dir}"], capture_output=True,
-                           text=True, timeout=300)
+        # precision fp16 on a CPU: the report says what ran instead, and why.
+        p = subprocess.run(base + ["--set", f"output.run_dir={run_dir}", "--set", "precision=fp16"],
+                           capture_output=True, text=True, timeout=300)
         check(p.returncode == 0, "the run finishes")
         page = os.path.join(run_dir, "report.html")
         check(os.path.isfile(page), "the run wrote report.html")
@@ -102,6 +103,25 @@ def main():
         best_acc = summary["best_metrics"]["accuracy"]
         check(f"{best_acc:.4f}" in parsed.texts.get("best-metrics", ""),
               f"the DOM shows the best accuracy {best_acc:.4f}")
+        # A point per optimizer step (20: 1280 images / 64 x 2 epochs), though log_every_steps
+        # is 2; lr, throughput and data wait have their curves too.
+        steps = summary["optimizer_steps"]
+        for chart in ("chart-loss", "chart-lr", "chart-throughput", "chart-data-wait"):
+            svg = re.search(r'<svg[^>]*id="%s".*?</svg>' % chart, dom, re.S)
+            lines = re.findall(r'<polyline points="([^"]*)"', svg.group(0)) if svg else []
+            points = len(lines[0].split()) if lines else 0
+            check(points == steps, f"{chart} has a point per step: {points} of {steps}")
+        cards = {k: v for k, v in parsed.texts.items() if k.startswith("card-")}
+        check("images/s" in cards.get("card-speed", "") and "cpu" in cards.get("card-device", "")
+              and "1 process" in cards.get("card-device", "")
+              and "64 per process x 1 process" in cards.get("card-batch", "")
+              and "MiB" in cards.get("card-memory", "") and " s" in cards.get("card-time", ""),
+              f"the cards carry human labels and units: {cards}")
+        check(summary["precision"] in cards.get("card-precision", "") and
+              "config: fp16" in cards.get("card-precision", "") and summary["precision"] != "fp16",
+              f"the precision card says what ran and that the config asked for fp16: {cards.get('card-precision')}")
+        check(not re.search(r"train_images_per_s|peak_rss_mib|world_size", dom),
+              "no internal key names on the page")
         best = metrics(run_dir, "best")
         check(bool(best), "metrics.jsonl has the best epoch's confusion matrix")
         if best:
@@ -131,6 +151,13 @@ def main():
             cmp = Tables()
             cmp.feed(open(compare).read())
             check(len(cmp.tables.get("runs", [])) == 3, "the comparison lists both runs")
+            header = cmp.tables.get("runs", [[]])[0]
+            check("optimizer.lr" in header and "train.max_nonfinite_steps" in header and
+                  "precision" in header,
+                  f"the comparison has a column per setting that differs: {header}")
+            rows = cmp.tables.get("runs", [])[1:]
+            check(rows and all(r[0].startswith("quickstart") for r in rows),
+                  f"runs are named by experiment: {rows}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     finish()  # exits 1 when a check failed

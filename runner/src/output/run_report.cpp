@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/source_map.hpp"
+#include "config/yaml_json.hpp"
 #include "output/run_summary.hpp"
 #include "util/atomic_file.hpp"
 
@@ -78,6 +83,9 @@ std::string number(double v, int digits = 4) {
   return fmt::format("{:.{}f}", v, digits);
 }
 
+// Metrics (accuracy, F1, losses): always 4 decimals, so a column reads 0.0000 and 0.4312 alike.
+std::string metric_text(double v) { return std::isfinite(v) ? fmt::format("{:.4f}", v) : "n/a"; }
+
 std::string card_text(const json& v) {
   if (v.is_number()) return number(v.get<double>());
   if (v.is_null()) return "n/a";
@@ -94,8 +102,15 @@ struct Series {
   bool markers = false;
 };
 
+// An axis label: 3 significant digits (0.001, 0.0005, 1.23e-05, 2300).
+std::string axis_text(double v) {
+  if (v == 0) return "0";
+  if (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e5) return fmt::format("{:.2e}", v);
+  return fmt::format("{:.3g}", v);
+}
+
 // A line chart as inline SVG: axes with min/mid/max ticks, one polyline (and markers) a series.
-std::string svg_chart(const std::string& title, const std::string& x_label,
+std::string svg_chart(const std::string& id, const std::string& title, const std::string& x_label,
                       const std::vector<Series>& series, bool log_y = false) {
   constexpr double W = 460, H = 240, L = 58, R = 12, T = 28, B = 40;
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
@@ -107,15 +122,21 @@ std::string svg_chart(const std::string& title, const std::string& x_label,
       y0 = std::min(y0, ty(s.y[i])), y1 = std::max(y1, ty(s.y[i]));
     }
   std::string svg =
-      fmt::format(R"(<svg class="chart" viewBox="0 0 {} {}" role="img" aria-label="{}">)"
+      fmt::format(R"(<svg class="chart" id="{}" viewBox="0 0 {} {}" role="img" aria-label="{}">)"
                   R"(<text x="{}" y="18" class="ct">{}</text>)",
-                  W, H, escape(title), L, escape(title));
+                  id, W, H, escape(title), L, escape(title));
   if (!std::isfinite(x0))
     return svg + R"(<text x="58" y="120" class="na">no data yet</text></svg>)";
-  if (x1 == x0) x1 = x0 + 1;
-  if (y1 == y0) y0 -= 0.5, y1 += 0.5;
+  if (x1 == x0) x0 -= 0.5, x1 += 0.5;  // one point (one epoch): in the middle
+  // A constant series is a flat line at its value, the axis around it (not -0.5..0.5).
+  if (y1 == y0) {
+    const double half = y0 != 0 ? std::fabs(y0) * 0.1 : 1.0;
+    y0 -= half, y1 += half;
+  }
   const double pad = (y1 - y0) * 0.06;
-  y0 -= pad, y1 += pad;
+  // A series that is never negative (a share, a speed) keeps its axis at 0 or above.
+  y0 = y0 >= 0 && !log_y ? std::max(0.0, y0 - pad) : y0 - pad;
+  y1 += pad;
   auto px = [&](double x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
   auto py = [&](double y) { return T + (1 - (ty(y) - y0) / (y1 - y0)) * (H - T - B); };
   svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" class="pa"/>)", L, T, W - L - R,
@@ -125,8 +146,8 @@ std::string svg_chart(const std::string& title, const std::string& x_label,
     const double ylab = log_y ? std::pow(10, yv) : yv;
     const double yy = T + (1 - i / 2.0) * (H - T - B), xx = L + i / 2.0 * (W - L - R);
     svg += fmt::format(R"(<line x1="{}" x2="{}" y1="{}" y2="{}" class="gr"/>)", L, W - R, yy, yy);
-    svg += fmt::format(R"(<text x="{}" y="{}" class="yt">{}</text>)", L - 4, yy + 4,
-                       number(ylab, std::fabs(ylab) < 0.01 ? 6 : 3));
+    svg +=
+        fmt::format(R"(<text x="{}" y="{}" class="yt">{}</text>)", L - 4, yy + 4, axis_text(ylab));
     svg +=
         fmt::format(R"(<text x="{}" y="{}" class="xt">{}</text>)", xx, H - B + 14, number(xv, 1));
   }
@@ -164,8 +185,9 @@ h2{font-size:16px;margin:0 0 10px}
 .cards{display:flex;flex-wrap:wrap;gap:12px}
 .card{background:#f8fafc;border:1px solid #e5e7eb;border-radius:6px;padding:8px 14px;min-width:120px}
 .card .k{font-size:12px;color:#52606d}.card .v{font-size:20px;font-weight:600}
-.charts{display:flex;flex-wrap:wrap;gap:10px}
-svg.chart{width:460px;height:240px;background:#fff}
+.card .n{font-size:11px;color:#52606d;max-width:260px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:10px}
+svg.chart{width:100%;height:auto;background:#fff}
 .ct{font-weight:600;font-size:13px;fill:#1f2933}.yt{text-anchor:end;font-size:11px;fill:#52606d}
 .xt{text-anchor:middle;font-size:11px;fill:#52606d}.xl{text-anchor:middle;font-size:11px;fill:#52606d}
 .lg{text-anchor:end;font-size:11px;font-weight:600}.na{font-size:13px;fill:#9aa5b1}
@@ -244,14 +266,15 @@ Curves read_curves(const fs::path& run_dir) {
 
 std::string curves_section(const Curves& c, const std::string& precision) {
   std::string html = "<section><h2>Curves</h2><div class=\"charts\">";
-  html += svg_chart("Loss", "optimizer step", {c.train_loss, c.val_loss});
+  html += svg_chart("chart-loss", "Loss", "optimizer step", {c.train_loss, c.val_loss});
   std::vector<Series> metrics;
   for (const auto& kv : c.val_metrics) metrics.push_back(kv.second);
-  html += svg_chart("Validation metrics", "epoch", metrics);
-  html += svg_chart("Learning rate", "optimizer step", {c.lr});
-  html += svg_chart("Throughput", "optimizer step", {c.images});
-  html += svg_chart("Data wait (share of the step)", "optimizer step", {c.wait});
-  if (precision == "fp16") html += svg_chart("Loss scale", "optimizer step", {c.scale}, true);
+  html += svg_chart("chart-metrics", "Validation metrics", "epoch", metrics);
+  html += svg_chart("chart-lr", "Learning rate", "optimizer step", {c.lr});
+  html += svg_chart("chart-throughput", "Throughput (images/s)", "optimizer step", {c.images});
+  html += svg_chart("chart-data-wait", "Data wait (share of the step)", "optimizer step", {c.wait});
+  if (precision == "fp16")
+    html += svg_chart("chart-loss-scale", "Loss scale", "optimizer step", {c.scale}, true);
   return html + "</div></section>";
 }
 
@@ -277,9 +300,9 @@ std::string classification_section(const json& best, const json& examples) {
       "<th>F1</th><th>support</th></tr>";
   for (const json& row : best.value("per_class", json::array()))
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        escape(row.value("class", "")), number(number_field(row, "precision")),
-                        number(number_field(row, "recall")), number(number_field(row, "f1")),
-                        row.value("support", 0));
+                        escape(row.value("class", "")), metric_text(number_field(row, "precision")),
+                        metric_text(number_field(row, "recall")),
+                        metric_text(number_field(row, "f1")), row.value("support", 0));
   html +=
       "</table><p>Rows: true class; columns: predicted.</p><table class=\"cm\" "
       "id=\"confusion-matrix\"><tr><th></th>";
@@ -313,6 +336,74 @@ std::string classification_section(const json& best, const json& examples) {
   return html + "</section>";
 }
 
+std::string card(const std::string& id, const std::string& label, const std::string& value,
+                 const std::string& note = "") {
+  return "<div class=\"card\" id=\"" + id + "\"><div class=\"k\">" + escape(label) +
+         "</div><div class=\"v\">" + escape(value) + "</div>" +
+         (note.empty() ? "" : "<div class=\"n\">" + escape(note) + "</div>") + "</div>";
+}
+
+std::string wall_time_text(double seconds) {
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
+  const auto total = static_cast<long long>(std::llround(seconds));
+  if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
+  return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
+}
+
+// What ran, in a person's words: speed, time, device and world, batch, precision as run (and
+// why when it is not the config's), memory per rank. Keys a summary lacks (a failed run) are
+// left out.
+std::string run_cards(const json& summary) {
+  std::string html;
+  const auto number_of = [&](const char* key) -> std::optional<double> {
+    const auto it = summary.find(key);
+    if (it == summary.end() || !it->is_number()) return std::nullopt;
+    return it->get<double>();
+  };
+  if (summary.contains("train_images_per_s"))
+    html += card("card-speed", "Training speed",
+                 number_of("train_images_per_s")
+                     ? fmt::format("{:.0f} images/s", *number_of("train_images_per_s"))
+                     : "n/a",
+                 number_of("train_images_per_s") ? "steady state, all processes"
+                                                 : "too few steps to measure past the warm-up");
+  if (const auto seconds = number_of("seconds")) {
+    const auto steps = number_of("optimizer_steps");
+    html += card("card-time", "Wall time", wall_time_text(*seconds),
+                 steps ? fmt::format("{:.0f} optimizer steps", *steps) : "");
+  }
+  const auto world = number_of("world_size");
+  if (world || summary.contains("device"))
+    html += card(
+        "card-device", "Device", summary.value("device", std::string("n/a")),
+        world ? (*world == 1 ? std::string("1 process") : fmt::format("{:.0f} processes", *world))
+              : "");
+  if (const auto global = number_of("global_batch")) {
+    const auto per = number_of("batch_size"), accum = number_of("grad_accum_steps");
+    std::string how;
+    if (per && world)
+      how = fmt::format("{:.0f} per process x {:.0f} process{}", *per, *world,
+                        *world == 1 ? "" : "es") +
+            (accum && *accum > 1 ? fmt::format(" x {:.0f} accumulation steps", *accum) : "");
+    html += card("card-batch", "Global batch", fmt::format("{:.0f}", *global), how);
+  }
+  if (summary.contains("precision")) {
+    const std::string ran = summary.value("precision", ""),
+                      asked = summary.value("precision_config", ran);
+    html += card("card-precision", "Precision", ran,
+                 asked != ran ? "config: " + asked + "; " + summary.value("precision_reason", "")
+                              : "as configured");
+  }
+  if (const auto rss = number_of("peak_rss_mib_all_ranks"))
+    html += card("card-memory", "Peak memory per process",
+                 fmt::format("{:.0f} MiB", *rss / std::max(1.0, world.value_or(1.0))),
+                 "host (resident), mean of the processes' peaks");
+  if (const auto gpu = number_of("peak_gpu_mib"); gpu && *gpu > 0)
+    html += card("card-gpu-memory", "Peak GPU memory", fmt::format("{:.0f} MiB", *gpu),
+                 "rank 0, allocated by tensors");
+  return html;
+}
+
 std::string page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(title) +
          "</title><style>" + kStyle + "</style></head><body>" + body + "</body></html>\n";
@@ -336,18 +427,15 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
   body += "<section><h2>Result</h2><div class=\"cards\" id=\"best-metrics\">";
   const json best = summary.value("best_metrics", json::object());
   for (auto it = best.begin(); it != best.end(); ++it)
-    body += "<div class=\"card\"><div class=\"k\">best " + escape(it.key()) +
-            "</div><div class=\"v\">" + card_text(*it) + "</div></div>";
+    body += card("card-best-" + it.key(), "Best " + it.key(),
+                 it->is_number() ? metric_text(it->get<double>()) : card_text(*it),
+                 "validation, best weights");
   if (best.empty() && !curves.val_metrics.empty()) {  // no summary (failed run): the last epoch
     for (const auto& [metric, s] : curves.val_metrics)
-      body += "<div class=\"card\"><div class=\"k\">last " + escape(metric) +
-              "</div><div class=\"v\">" + number(s.y.back()) + "</div></div>";
+      body += card("card-last-" + metric, "Last " + metric, metric_text(s.y.back()),
+                   "validation, last epoch");
   }
-  for (const char* key : {"train_images_per_s", "optimizer_steps", "world_size", "global_batch",
-                          "peak_rss_mib_all_ranks", "peak_gpu_mib"})
-    if (summary.contains(key))
-      body += "<div class=\"card\"><div class=\"k\">" + std::string(key) +
-              "</div><div class=\"v\">" + card_text(summary.at(key)) + "</div></div>";
+  body += run_cards(summary);
   body += "</div></section>";
 
   body += curves_section(curves, precision);
@@ -364,52 +452,170 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
                               page(name + " - runner report", body));
 }
 
-void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::path& output) {
-  std::string body = "<header><h1>" + std::to_string(run_dirs.size()) +
-                     " runs side by side</h1></header><main><section><h2>Runs</h2><table "
-                     "id=\"runs\"><tr><th>run</th><th>status</th>";
-  std::vector<std::string> metric_names;
+namespace {
+
+// A run's config.yaml as dotted keys -> value text (lists whole); empty when it cannot be read.
+std::map<std::string, std::string> flat_config(const fs::path& run_dir) {
+  std::map<std::string, std::string> flat;
+  json doc;
+  try {
+    config::SourceMap marks;
+    doc = config::parse_yaml(read_text(run_dir / "config.yaml"), "config.yaml", marks);
+  } catch (const std::exception&) {
+    return flat;
+  }
+  std::function<void(const json&, const std::string&)> walk = [&](const json& v,
+                                                                  const std::string& key) {
+    if (v.is_object() && !v.empty()) {
+      for (auto it = v.begin(); it != v.end(); ++it)
+        walk(*it, key.empty() ? it.key() : key + "." + it.key());
+    } else {
+      flat[key] = v.is_string() ? v.get<std::string>() : v.dump();
+    }
+  };
+  walk(doc, "");
+  return flat;
+}
+
+// The settings that differ between the runs (where each run's folder is set excluded).
+std::vector<std::string> differing_keys(
+    const std::vector<std::map<std::string, std::string>>& all) {
+  std::set<std::string> keys;
+  for (const auto& flat : all)
+    for (const auto& [key, value] : flat) keys.insert(key);
+  std::vector<std::string> out;
+  for (const auto& key : keys) {
+    if (key.rfind("output.", 0) == 0) continue;
+    const auto value_of = [&](const std::map<std::string, std::string>& flat) {
+      const auto it = flat.find(key);
+      return it == flat.end() ? std::string("(unset)") : it->second;
+    };
+    for (const auto& flat : all)
+      if (value_of(flat) != value_of(all.front())) {
+        out.push_back(key);
+        break;
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::path& output,
+                             const ComparisonOptions& options) {
+  std::vector<size_t> order(run_dirs.size());
   std::vector<json> summaries;
-  for (const auto& dir : run_dirs) {
-    summaries.push_back(read_summary(dir));
-    const json best = summaries.back().value("best_metrics", json::object());
+  std::vector<std::map<std::string, std::string>> configs;
+  for (size_t i = 0; i < run_dirs.size(); ++i) {
+    order[i] = i;
+    summaries.push_back(read_summary(run_dirs[i]));
+    configs.push_back(flat_config(run_dirs[i]));
+  }
+  std::string ranked_by;
+  if (options.rank_by_best) {
+    // As the sweep's summary.csv: by train.best.metric's best value, in its direction; runs
+    // without one last, in their order.
+    const auto best_of = [&](size_t i) -> std::optional<double> {
+      const json best = summaries[i].value("best", json::object());
+      if (!best.contains("value") || !best.at("value").is_number()) return std::nullopt;
+      const double v = best.at("value").get<double>();
+      return best.value("mode", std::string("max")) == "min" ? -v : v;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const auto va = best_of(a), vb = best_of(b);
+      return va && (!vb || *va > *vb);
+    });
+    for (const auto& s : summaries)
+      if (s.contains("best") && s.at("best").contains("metric")) {
+        ranked_by = s.at("best").value("metric", std::string());
+        break;
+      }
+  }
+  const std::vector<std::string> differing = differing_keys(configs);
+  // A run's name: its experiment and the settings that make it differ ("quickstart
+  // batch_size=32"), the key's last part where that is unambiguous enough for a legend.
+  const auto label_of = [&](size_t i) {
+    std::string label = experiment_name(run_dirs[i]);
+    for (const auto& key : differing) {
+      if (key == "name") continue;
+      const auto it = configs[i].find(key);
+      label += " " + key.substr(key.rfind('.') + 1) + "=" +
+               (it == configs[i].end() ? std::string("(unset)") : it->second);
+    }
+    return label;
+  };
+
+  const std::string title = options.title.empty()
+                                ? std::to_string(run_dirs.size()) + " runs side by side"
+                                : options.title;
+  std::string body = "<header><h1>" + escape(title) + "</h1><div class=\"meta\">" +
+                     (differing.empty() ? std::string("the runs' configs are the same")
+                                        : "settings that differ: " +
+                                              [&] {
+                                                std::string keys;
+                                                for (const auto& k : differing)
+                                                  keys += (keys.empty() ? "" : ", ") + k;
+                                                return keys;
+                                              }()) +
+                     (ranked_by.empty() ? "" : "; ranked by best " + ranked_by) +
+                     "</div></header><main><section><h2>Runs</h2><table id=\"runs\"><tr>" +
+                     (options.rank_by_best ? "<th>rank</th>" : "") + "<th>run</th>";
+  for (const auto& key : differing) body += "<th>" + escape(key) + "</th>";
+  body += "<th>status</th>";
+  std::vector<std::string> metric_names;
+  for (const auto& s : summaries) {
+    const json best = s.value("best_metrics", json::object());
     for (auto it = best.begin(); it != best.end(); ++it)
       if (std::find(metric_names.begin(), metric_names.end(), it.key()) == metric_names.end())
         metric_names.push_back(it.key());
   }
   for (const auto& m : metric_names) body += "<th>best " + escape(m) + "</th>";
-  body += "<th>images/s</th><th>seconds</th></tr>";
+  body += "<th>images/s</th><th>wall time</th></tr>";
   std::vector<Series> losses, metrics;
-  for (size_t i = 0; i < run_dirs.size(); ++i) {
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    const size_t i = order[rank];
     const json& s = summaries[i];
-    const std::string label = run_dirs[i].parent_path().filename().string() == ""
-                                  ? run_dirs[i].string()
-                                  : run_dirs[i].filename().string();
-    body += "<tr><td><a href=\"" + escape((run_dirs[i] / "report.html").string()) + "\">" +
-            escape(experiment_name(run_dirs[i]) + " / " + label) + "</a></td><td>" +
-            escape(summary_says_finished(s) ? "finished" : run_status_text(s)) + "</td>";
+    const std::string label = label_of(i);
+    body += "<tr>";
+    if (options.rank_by_best) body += "<td>" + std::to_string(rank + 1) + "</td>";
+    body += "<td><a href=\"" + escape((run_dirs[i] / "report.html").string()) + "\">" +
+            escape(experiment_name(run_dirs[i])) + "</a> <small>" +
+            escape(run_dirs[i].filename().string()) + "</small></td>";
+    for (const auto& key : differing) {
+      const auto it = configs[i].find(key);
+      body += "<td>" + escape(it == configs[i].end() ? "(unset)" : it->second) + "</td>";
+    }
+    body += "<td>" + escape(summary_says_finished(s) ? "finished" : run_status_text(s)) + "</td>";
     const json best = s.value("best_metrics", json::object());
     for (const auto& m : metric_names)
-      body += "<td>" + (best.contains(m) ? card_text(best.at(m)) : std::string("n/a")) + "</td>";
-    body += "<td>" +
-            (s.contains("train_images_per_s") ? card_text(s.at("train_images_per_s"))
-                                              : std::string("n/a")) +
-            "</td><td>" + (s.contains("seconds") ? card_text(s.at("seconds")) : "n/a") +
+      body += "<td>" +
+              (best.contains(m) && best.at(m).is_number() ? metric_text(best.at(m).get<double>())
+                                                          : std::string("n/a")) +
+              "</td>";
+    const json speed = s.value("train_images_per_s", json());
+    body += "<td>" + (speed.is_number() ? fmt::format("{:.0f}", speed.get<double>()) : "n/a") +
+            "</td><td>" +
+            (s.contains("seconds") && s.at("seconds").is_number()
+                 ? wall_time_text(s.at("seconds").get<double>())
+                 : std::string("n/a")) +
             "</td></tr>";
     Curves c = read_curves(run_dirs[i]);
     c.train_loss.name = label;
     losses.push_back(c.train_loss);
     if (!c.val_metrics.empty()) {
-      Series first = c.val_metrics.begin()->second;
-      first.name = label + " " + c.val_metrics.begin()->first;
+      const auto chosen =
+          c.val_metrics.count(ranked_by) ? c.val_metrics.find(ranked_by) : c.val_metrics.begin();
+      Series first = chosen->second;
+      first.name = label + " " + chosen->first;
       metrics.push_back(first);
     }
   }
   body += "</table></section><section><h2>Curves</h2><div class=\"charts\">" +
-          svg_chart("Training loss", "optimizer step", losses) +
-          svg_chart("Validation metric", "epoch", metrics) + "</div></section></main>";
+          svg_chart("chart-loss", "Training loss", "optimizer step", losses) +
+          svg_chart("chart-metrics", "Validation metric", "epoch", metrics) +
+          "</div></section></main>";
   fs::create_directories(output.parent_path().empty() ? fs::path(".") : output.parent_path());
-  util::write_file_atomically(output.string(), page("runner: runs compared", body));
+  util::write_file_atomically(output.string(), page("runner: " + title, body));
 }
 
 }  // namespace runner::output

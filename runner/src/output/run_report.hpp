@@ -14,8 +14,16 @@ namespace runner::output {
 /// Throws runner::Error when the file cannot be written.
 void write_run_report(const std::filesystem::path& run_dir, const std::string& status);
 
-/// One page comparing runs side by side (summary table, overlaid curves) at `output`.
+struct ComparisonOptions {
+  std::string title;          ///< the page's heading; empty: "N runs side by side"
+  bool rank_by_best = false;  ///< order by train.best.metric's best value (a sweep's points)
+};
+
+/// One page comparing runs side by side at `output`: each run named by its experiment and the
+/// settings that differ between the runs (their own columns too), the summary figures, and
+/// overlaid curves.
 void write_comparison_report(const std::vector<std::filesystem::path>& run_dirs,
-                             const std::filesystem::path& output);
+                             const std::filesystem::path& output,
+                             const ComparisonOptions& options = {});
 
 }  // namespace runner::output

@@ -163,12 +163,15 @@ void log_error_to_file(std::string text) {
 // or when it is slow. CPUs have no fp16 kernels: fp16 runs as bf16 where the CPU has native
 // bf16 (autocast in bf16 is then faster than fp32: convnext_small 1.35x whole-run here), else
 // as fp32.
-config::Precision precision_as_run(config::Precision wanted, const torch::Device& device,
-                                   bool main) {
+config::Precision precision_as_run(config::Precision wanted, const torch::Device& device, bool main,
+                                   std::string* why_different) {
   using config::Precision;
   if (!device.is_cpu() || wanted == Precision::kFp32) return wanted;
   const std::string feature = util::native_bf16_feature();
   if (wanted == Precision::kFp16) {
+    *why_different = feature.empty()
+                         ? "no fp16 kernels on CPU, and no native bf16 on this one"
+                         : "no fp16 kernels on CPU; this one has native bf16 (" + feature + ")";
     if (main && feature.empty())
       spdlog::warn(
           "precision fp16 on CPU (no fp16 kernels there) runs in fp32: this CPU has no native "
@@ -220,8 +223,9 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
 
   const torch::Device device = choose_device(launch, *world);
   apply_device_settings(launch.cudnn_benchmark, device);  // current CUDA device, cuDNN
+  std::string precision_reason;  // why the precision that runs is not the config's
   const config::Precision precision =
-      precision_as_run(experiment.precision, device, world->is_main());
+      precision_as_run(experiment.precision, device, world->is_main(), &precision_reason);
   const std::string precision_text = config::precision_name(precision);
 
   // train.batch_size: auto -> the largest size every rank fits; the saved config.yaml keeps it.
@@ -365,6 +369,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   json summary = {{"run_dir", run_dir},
                   {"world_size", world->world_size()},
                   {"precision", precision_text},
+                  {"precision_config", config::precision_name(experiment.precision)},
+                  {"precision_reason", precision_reason},
+                  {"device", device.str()},
+                  {"grad_accum_steps", accum},
                   {"batch_size", batch},
                   {"global_batch", batch * world->world_size() * accum}};
   if (options.predict_only) {

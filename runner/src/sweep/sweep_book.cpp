@@ -160,7 +160,10 @@ int SweepBook::finish() const {
     if (fs::exists(run_dir(i) / "metrics.jsonl")) point_dirs.push_back(run_dir(i));
   if (!point_dirs.empty()) {
     try {
-      output::write_comparison_report(point_dirs, dir_ / "report.html");
+      output::ComparisonOptions page;
+      page.title = fmt::format("sweep {}: {} points", sweep_.name, rows_.size());
+      page.rank_by_best = true;  // as summary.csv
+      output::write_comparison_report(point_dirs, dir_ / "report.html", page);
     } catch (const std::exception& e) {
       std::cout << fmt::format("sweep {}: could not write report.html: {}\n", sweep_.name,
                                e.what());
