@@ -39,7 +39,8 @@ grep -qE "^sweep tiny: point 3/3 .* failed: " <<<"$out" ||
   { echo "FAIL: a failed point's line should say why"; failures=$((failures + 1)); }
 D=out/tiny
 # The sweep's page is named after it and ranked like summary.csv.
-grep -q "<h1>sweep tiny: 3 points</h1>" "out/tiny/report.html" && grep -q "ranked by best accuracy" "out/tiny/report.html" ||
+grep -q "<h1>sweep tiny: 3 points</h1>" "out/tiny/report.html" && grep -q "ranked by best accuracy" "out/tiny/report.html" &&
+  grep -q "settings that differ: .*train.batch_size" "out/tiny/report.html" ||
   { echo "FAIL: the sweep's report.html should be named after the sweep and ranked"; failures=$((failures + 1)); }
 for f in summary.csv summary.md summary.png report.html; do
   [ -s "$D/$f" ] || { echo "FAIL: $D/$f missing"; failures=$((failures + 1)); }
