@@ -96,7 +96,7 @@ titles = {}
 code, out, run_dir = start_and_signal([exp, "--set", f"output.root={root}"] + ranks_args(2), root, 10,
                                       signal.SIGINT, titles)
 # Each rank's process title names its rank and the experiment (ps -o args; ps -o comm, top).
-check(titles == {"runner-engine rank 0/2 intr": "runner 0/2", "runner-engine rank 1/2 intr": "runner 1/2"},
+check(titles == {"runner-engine rank 0/2 intr": "runner-rank0", "runner-engine rank 1/2 intr": "runner-rank1"},
       f"ps shows each rank: {titles}")
 check(code == 130, f"exit code {code} after SIGINT, expected 130:\n{out[-2000:]}")
 check("received SIGINT: every rank stops after its current step" in out, f"no word of the interrupt:\n{out[-2000:]}")

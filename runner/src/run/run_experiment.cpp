@@ -210,7 +210,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
       std::to_string(world->rank()) + "/" + std::to_string(world->world_size());
   util::set_process_title(
       "runner-engine rank " + rank_text + " " + doc.at("name").get<std::string>(),
-      "runner " + rank_text);
+      "runner-rank" + std::to_string(world->rank()));
   // libtorch's own lines (c10 warnings, c10d, Gloo) through the same logger, tagged by rank.
   log::NativeOutputCapture native_output;
 
