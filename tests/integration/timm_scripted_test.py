@@ -71,6 +71,14 @@ output: {{root: {tmp}/runs, tensorboard: false}}
 """)
 
 
+def replace_model_section(path, section):
+    """The experiment file at `path` with `section` (one line) as its model: section."""
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace(text[text.index("model:"):text.index("optimizer:")], section + "\n"))
+
+
 def the_cached_file(cache, name):
     files = sorted(glob.glob(os.path.join(cache, "timm", f"{name}-*.pt")))
     return files[-1] if files else None
@@ -277,11 +285,7 @@ def import_command(tmp, images):
         # model.backbone: torchscript trains a scripted file as it is.
         yaml = os.path.join(tmp, "file.yaml")
         experiment(yaml, tmp, images, "lcnet_050", {})
-        with open(yaml) as f:
-            text = f.read()
-        with open(yaml, "w") as f:
-            f.write(text.replace(text[text.index("model:"):text.index("optimizer:")],
-                                 f"model: {{backbone: torchscript, path: {os.path.basename(out)}}}\n"))
+        replace_model_section(yaml, f"model: {{backbone: torchscript, path: {os.path.basename(out)}}}")
         code, text = run("run", yaml, "--set", f"output.run_dir={tmp}/runs/file")
         check(code == 0 and "model torchscript:" in text, f"backbone torchscript trains\n{text[-1500:]}")
         if code == 0:
@@ -345,11 +349,7 @@ def sweep_and_auto_batch(tmp, images):
     scripted model (its trials run the scripted forward, backward and step)."""
     base = os.path.join(tmp, "sweep_base.yaml")
     experiment(base, tmp, images, "lcnet_050", {})
-    with open(base) as f:
-        text = f.read()
-    with open(base, "w") as f:
-        f.write(text.replace(text[text.index("model:"):text.index("optimizer:")],
-                             "model: {backbone: small_cnn, in_chans: 1, num_classes: 10}\n"))
+    replace_model_section(base, "model: {backbone: small_cnn, in_chans: 1, num_classes: 10}")
     code, text = run("run", base, "--set", "model.backbone=timm/*")
     check(code == 2 and "names no model" in text and text.count("\n") == 1,
           f"the family entry timm/* is not a model: exit 2, one line\n{text}")
