@@ -116,6 +116,11 @@ def main():
                       f"last.pt holds Adam's state, best.pt the weights only: {sizes}")
             check(os.path.exists(os.path.join(d, "predictions.csv")),
                   f"train.checkpoints={policy} still predicts with the best weights")
+            if policy == "best":  # a resume needs last.pt: the error says where it went
+                p = subprocess.run([RUNNER, "run", "--resume", d, "--set", "train.epochs=2"],
+                                   capture_output=True, text=True, timeout=120)
+                check(p.returncode == 2 and "kept best.pt only: train.checkpoints best" in p.stderr,
+                      f"resuming a run that kept best.pt only says why last.pt is gone\n{p.stderr}")
         check(kept == {"best_and_last": ["best.pt", "last.pt"], "best": ["best.pt"],
                        "last": ["last.pt"], "none": []},
               f"train.checkpoints keeps what it names: {kept}")

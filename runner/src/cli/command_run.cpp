@@ -205,7 +205,11 @@ int command_predict(const Args& args) {
       const auto file = dir / (checkpoint + ".pt");
       if (!std::filesystem::exists(file))
         throw ConfigError("runner predict " + files[0] + ": no checkpoints/" + checkpoint +
-                          ".pt in the run folder (did the run save one?)");
+                          ".pt in the run folder" + [&] {
+                            const std::string why =
+                                config::removed_checkpoint_reason(files[0], checkpoint + ".pt");
+                            return why.empty() ? std::string(" (did the run save one?)") : why;
+                          }());
       checkpoint = file.string();
     }
     options.checkpoint = checkpoint;

@@ -119,7 +119,8 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
   }
   if (!fs::exists(fs::path(plan.run_dir) / "checkpoints" / "last.pt"))
     throw ConfigError("--resume " + plan.run_dir +
-                      ": no checkpoints/last.pt there to continue from");
+                      ": no checkpoints/last.pt there to continue from" +
+                      removed_checkpoint_reason(plan.run_dir, "last.pt"));
 
   // The run's config as it last ran: config.yaml, then the changes of earlier resumes.
   const Experiment saved =
@@ -196,6 +197,21 @@ void record_resume(const std::string& run_dir, const std::string& command,
   record["resumes"].push_back(
       {{"time", timestamp_now()}, {"command", command}, {"changes", recorded}});
   util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
+}
+
+std::string removed_checkpoint_reason(const std::string& run_dir, const std::string& name) {
+  std::ifstream in(fs::path(run_dir) / "summary.json");
+  const nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!summary.is_object() || !summary.contains("checkpoints")) return "";
+  const nlohmann::json& checkpoints = summary.at("checkpoints");
+  const std::string policy = checkpoints.value("policy", std::string());
+  const nlohmann::json files = checkpoints.value("kept", nlohmann::json::object());
+  if (policy.empty() || files.contains(name)) return "";
+  std::string kept;
+  for (const auto& [file, bytes] : files.items()) kept += (kept.empty() ? "" : " and ") + file;
+  return " (the finished run kept " +
+         (kept.empty() ? std::string("no checkpoint") : kept + " only") + ": train.checkpoints " +
+         policy + ")";
 }
 
 }  // namespace runner::config

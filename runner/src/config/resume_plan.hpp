@@ -46,6 +46,11 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
 /// Whether `path` is a run folder (it holds the config.yaml a run saved).
 bool is_run_folder(const std::string& path);
 
+/// Why a finished run folder lacks checkpoints/NAME ("best.pt", "last.pt"): " (the run kept
+/// best.pt only: train.checkpoints best)" when its summary.json says the policy removed it, else
+/// "".
+std::string removed_checkpoint_reason(const std::string& run_dir, const std::string& name);
+
 /// The experiment a run folder last ran: its config.yaml with the changes its resumes recorded,
 /// `overrides` applied on top, relative paths resolving against `config_dir` when given, else
 /// the folder run.json recorded, else `fallback_dir`. Throws ConfigError when it has none.
