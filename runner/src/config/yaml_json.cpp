@@ -190,10 +190,13 @@ nlohmann::json typed_plain_scalar(const std::string& s) {
   return s;
 }
 
+// ${env:VAR} or ${env:VAR:default}: groups VAR, ":default", default.
+constexpr const char* kEnvReference = "\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(:([^}]*))?\\}";
+
 std::string interpolate_env(const std::string& text, const std::string& where) {
   if (text.find("${") == std::string::npos) return text;
   // $${env:...} is the text ${env:...} itself (how printed configs keep such text).
-  static const std::regex env_re("(\\$)?\\$\\{env:([A-Za-z_][A-Za-z0-9_]*)(:([^}]*))?\\}");
+  static const std::regex env_re(std::string("(\\$)?") + kEnvReference);
   std::string out;
   auto begin = text.cbegin();
   std::smatch m;
@@ -222,7 +225,7 @@ std::string interpolate_env(const std::string& text, const std::string& where) {
 std::string escape_env(const std::string& text) {
   if (text.find("${env:") == std::string::npos) return text;
   // What interpolate_env would replace (a reference with its closing brace), and nothing else.
-  static const std::regex reference_re("\\$\\{env:[A-Za-z_][A-Za-z0-9_]*(:[^}]*)?\\}");
+  static const std::regex reference_re(kEnvReference);
   std::string out;
   auto begin = text.cbegin();
   std::smatch m;
