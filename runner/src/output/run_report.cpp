@@ -360,13 +360,12 @@ std::string run_cards(const json& summary) {
     if (it == summary.end() || !it->is_number()) return std::nullopt;
     return it->get<double>();
   };
-  if (summary.contains("train_images_per_s"))
-    html += card("card-speed", "Training speed",
-                 number_of("train_images_per_s")
-                     ? fmt::format("{:.0f} images/s", *number_of("train_images_per_s"))
-                     : "n/a",
-                 number_of("train_images_per_s") ? "steady state, all processes"
-                                                 : "too few steps to measure past the warm-up");
+  if (summary.contains("train_images_per_s")) {
+    const auto speed = number_of("train_images_per_s");  // null: too short to measure
+    html +=
+        card("card-speed", "Training speed", speed ? fmt::format("{:.0f} images/s", *speed) : "n/a",
+             speed ? "steady state, all processes" : "too few steps to measure past the warm-up");
+  }
   if (const auto seconds = number_of("seconds")) {
     const auto steps = number_of("optimizer_steps");
     html += card("card-time", "Wall time", wall_time_text(*seconds),
@@ -477,6 +476,12 @@ std::map<std::string, std::string> flat_config(const fs::path& run_dir) {
   return flat;
 }
 
+// A run's value of a dotted key, "(unset)" where its config has none.
+std::string setting_of(const std::map<std::string, std::string>& flat, const std::string& key) {
+  const auto it = flat.find(key);
+  return it == flat.end() ? std::string("(unset)") : it->second;
+}
+
 // The settings that differ between the runs (where each run's folder is set excluded).
 std::vector<std::string> differing_keys(
     const std::vector<std::map<std::string, std::string>>& all) {
@@ -486,12 +491,8 @@ std::vector<std::string> differing_keys(
   std::vector<std::string> out;
   for (const auto& key : keys) {
     if (key.rfind("output.", 0) == 0) continue;
-    const auto value_of = [&](const std::map<std::string, std::string>& flat) {
-      const auto it = flat.find(key);
-      return it == flat.end() ? std::string("(unset)") : it->second;
-    };
     for (const auto& flat : all)
-      if (value_of(flat) != value_of(all.front())) {
+      if (setting_of(flat, key) != setting_of(all.front(), key)) {
         out.push_back(key);
         break;
       }
@@ -503,44 +504,21 @@ std::vector<std::string> differing_keys(
 
 void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::path& output,
                              const ComparisonOptions& options) {
-  std::vector<size_t> order(run_dirs.size());
   std::vector<json> summaries;
   std::vector<std::map<std::string, std::string>> configs;
-  for (size_t i = 0; i < run_dirs.size(); ++i) {
-    order[i] = i;
-    summaries.push_back(read_summary(run_dirs[i]));
-    configs.push_back(flat_config(run_dirs[i]));
+  for (const auto& dir : run_dirs) {
+    summaries.push_back(read_summary(dir));
+    configs.push_back(flat_config(dir));
   }
-  std::string ranked_by;
-  if (options.rank_by_best) {
-    // As the sweep's summary.csv: by train.best.metric's best value, in its direction; runs
-    // without one last, in their order.
-    const auto best_of = [&](size_t i) -> std::optional<double> {
-      const json best = summaries[i].value("best", json::object());
-      if (!best.contains("value") || !best.at("value").is_number()) return std::nullopt;
-      const double v = best.at("value").get<double>();
-      return best.value("mode", std::string("max")) == "min" ? -v : v;
-    };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const auto va = best_of(a), vb = best_of(b);
-      return va && (!vb || *va > *vb);
-    });
-    for (const auto& s : summaries)
-      if (s.contains("best") && s.at("best").contains("metric")) {
-        ranked_by = s.at("best").value("metric", std::string());
-        break;
-      }
-  }
+  const bool ranked = !options.ranked_by.empty();
   const std::vector<std::string> differing = differing_keys(configs);
   // A run's name: its experiment and the settings that make it differ ("quickstart
   // batch_size=32"), the key's last part where that is unambiguous enough for a legend.
   const auto label_of = [&](size_t i) {
     std::string label = experiment_name(run_dirs[i]);
     for (const auto& key : differing) {
-      if (key == "name") continue;
-      const auto it = configs[i].find(key);
-      label += " " + key.substr(key.rfind('.') + 1) + "=" +
-               (it == configs[i].end() ? std::string("(unset)") : it->second);
+      if (key != "name")
+        label += " " + key.substr(key.rfind('.') + 1) + "=" + setting_of(configs[i], key);
     }
     return label;
   };
@@ -557,9 +535,9 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
                                                   keys += (keys.empty() ? "" : ", ") + k;
                                                 return keys;
                                               }()) +
-                     (ranked_by.empty() ? "" : "; ranked by best " + ranked_by) +
+                     (ranked ? "; ranked by best " + options.ranked_by : "") +
                      "</div></header><main><section><h2>Runs</h2><table id=\"runs\"><tr>" +
-                     (options.rank_by_best ? "<th>rank</th>" : "") + "<th>run</th>";
+                     (ranked ? "<th>rank</th>" : "") + "<th>run</th>";
   for (const auto& key : differing) body += "<th>" + escape(key) + "</th>";
   body += "<th>status</th>";
   std::vector<std::string> metric_names;
@@ -572,19 +550,16 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
   for (const auto& m : metric_names) body += "<th>best " + escape(m) + "</th>";
   body += "<th>images/s</th><th>wall time</th></tr>";
   std::vector<Series> losses, metrics;
-  for (size_t rank = 0; rank < order.size(); ++rank) {
-    const size_t i = order[rank];
+  for (size_t i = 0; i < run_dirs.size(); ++i) {
     const json& s = summaries[i];
     const std::string label = label_of(i);
     body += "<tr>";
-    if (options.rank_by_best) body += "<td>" + std::to_string(rank + 1) + "</td>";
+    if (ranked) body += "<td>" + std::to_string(i + 1) + "</td>";
     body += "<td><a href=\"" + escape((run_dirs[i] / "report.html").string()) + "\">" +
             escape(experiment_name(run_dirs[i])) + "</a> <small>" +
             escape(run_dirs[i].filename().string()) + "</small></td>";
-    for (const auto& key : differing) {
-      const auto it = configs[i].find(key);
-      body += "<td>" + escape(it == configs[i].end() ? "(unset)" : it->second) + "</td>";
-    }
+    for (const auto& key : differing)
+      body += "<td>" + escape(setting_of(configs[i], key)) + "</td>";
     body += "<td>" + escape(summary_says_finished(s) ? "finished" : run_status_text(s)) + "</td>";
     const json best = s.value("best_metrics", json::object());
     for (const auto& m : metric_names)
@@ -603,8 +578,8 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
     c.train_loss.name = label;
     losses.push_back(c.train_loss);
     if (!c.val_metrics.empty()) {
-      const auto chosen =
-          c.val_metrics.count(ranked_by) ? c.val_metrics.find(ranked_by) : c.val_metrics.begin();
+      auto chosen = c.val_metrics.find(options.ranked_by);  // the ranking metric, else the first
+      if (chosen == c.val_metrics.end()) chosen = c.val_metrics.begin();
       Series first = chosen->second;
       first.name = label + " " + chosen->first;
       metrics.push_back(first);

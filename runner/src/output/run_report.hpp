@@ -15,8 +15,10 @@ namespace runner::output {
 void write_run_report(const std::filesystem::path& run_dir, const std::string& status);
 
 struct ComparisonOptions {
-  std::string title;          ///< the page's heading; empty: "N runs side by side"
-  bool rank_by_best = false;  ///< order by train.best.metric's best value (a sweep's points)
+  std::string title;  ///< the page's heading; empty: "N runs side by side"
+  /// Non-empty: the runs come ranked by this metric, best first (a sweep's points, in its
+  /// summary's order); the page numbers them and says so.
+  std::string ranked_by;
 };
 
 /// One page comparing runs side by side at `output`: each run named by its experiment and the

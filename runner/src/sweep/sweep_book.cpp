@@ -155,14 +155,16 @@ std::string SweepBook::point_result(size_t i) const {
 }
 
 int SweepBook::finish() const {
-  std::vector<fs::path> point_dirs;  // report.html: the points side by side
-  for (size_t i = 0; i < rows_.size(); ++i)
-    if (fs::exists(run_dir(i) / "metrics.jsonl")) point_dirs.push_back(run_dir(i));
+  // report.html: the points side by side, ranked as the summary table ranks them.
+  std::vector<fs::path> point_dirs;
+  output::ComparisonOptions page;
+  page.title = fmt::format("sweep {}: {} points", sweep_.name, rows_.size());
+  for (const PointRow& row : ranked(rows_)) {
+    if (fs::exists(dir_ / row.id / "metrics.jsonl")) point_dirs.push_back(dir_ / row.id);
+    if (page.ranked_by.empty()) page.ranked_by = row.best_metric;
+  }
   if (!point_dirs.empty()) {
     try {
-      output::ComparisonOptions page;
-      page.title = fmt::format("sweep {}: {} points", sweep_.name, rows_.size());
-      page.rank_by_best = true;  // as summary.csv
       output::write_comparison_report(point_dirs, dir_ / "report.html", page);
     } catch (const std::exception& e) {
       std::cout << fmt::format("sweep {}: could not write report.html: {}\n", sweep_.name,
