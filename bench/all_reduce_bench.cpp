@@ -91,5 +91,5 @@ int main(int argc, char** argv) {
   options.executable = runner::launch::self_executable();
   options.args = {std::to_string(megabytes), std::to_string(reps)};
   options.nproc_per_node = 2;
-  return runner::launch::spawn_ranks(options);
+  return runner::launch::spawn_ranks(options).exit_code;
 }

@@ -123,5 +123,5 @@ int main(int argc, char** argv) {
   options.executable = runner::launch::self_executable();
   options.args = {std::to_string(steps), std::to_string(batch), std::to_string(baseline)};
   options.nproc_per_node = 2;
-  return runner::launch::spawn_ranks(options);
+  return runner::launch::spawn_ranks(options).exit_code;
 }

@@ -4,6 +4,7 @@
 
 #include "metrics/common.hpp"
 #include "runner/metrics/metric.hpp"
+#include "runner/metrics/metric_names.hpp"
 
 namespace runner::metrics {
 
@@ -35,7 +36,7 @@ void add_accuracy_metric(Registry<MetricFactory>& registry) {
       [](const nlohmann::json&) -> std::shared_ptr<Metric> {
         return std::make_shared<TopKAccuracy>("accuracy", 1);
       },
-      metric_schema(nlohmann::json::object()),
+      schemas::metric(nlohmann::json::object()),
       "share of samples whose argmax logit is the label (mode max)");
 }
 
@@ -52,9 +53,9 @@ void add_top_k_metric(Registry<MetricFactory>& registry) {
       "top_k",
       [](const nlohmann::json& params) -> std::shared_ptr<Metric> {
         const int64_t k = params.at("k").get<int64_t>();
-        return std::make_shared<TopKAccuracy>("top" + std::to_string(k), k);
+        return std::make_shared<TopKAccuracy>(top_k_name(k), k);
       },
-      metric_schema(properties), "share of samples whose label is among the k largest logits");
+      schemas::metric(properties), "share of samples whose label is among the k largest logits");
 }
 
 }  // namespace runner::metrics

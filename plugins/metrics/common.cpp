@@ -19,8 +19,4 @@ void check_metric_inputs(const std::string& metric, const torch::Tensor& logits,
                 "): does the model's num_classes match the dataset?");
 }
 
-nlohmann::json metric_schema(const nlohmann::json& properties) {
-  return {{"type", "object"}, {"additionalProperties", false}, {"properties", properties}};
-}
-
 }  // namespace runner::metrics

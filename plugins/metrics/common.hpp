@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "runner/plugin_schemas.hpp"
 #include "runner/registries.hpp"
 
 namespace runner::metrics {
@@ -14,9 +15,6 @@ namespace runner::metrics {
 /// naming `metric`.
 void check_metric_inputs(const std::string& metric, const torch::Tensor& logits,
                          const torch::Tensor& labels);
-
-/// {"type":"object", "additionalProperties":false, "properties": properties}
-nlohmann::json metric_schema(const nlohmann::json& properties);
 
 void add_accuracy_metric(Registry<MetricFactory>& registry);
 void add_top_k_metric(Registry<MetricFactory>& registry);

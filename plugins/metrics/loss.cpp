@@ -25,7 +25,7 @@ void add_loss_metric(Registry<MetricFactory>& registry) {
       [](const nlohmann::json&) -> std::shared_ptr<Metric> {
         return std::make_shared<LossMetric>();
       },
-      metric_schema(nlohmann::json::object()),
+      schemas::metric(nlohmann::json::object()),
       "mean cross-entropy -log softmax(logits)[label], without smoothing or weights (mode min)");
 }
 

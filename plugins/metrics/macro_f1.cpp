@@ -33,7 +33,7 @@ void add_macro_f1_metric(Registry<MetricFactory>& registry) {
   registry.add(
       "macro_f1",
       [](const nlohmann::json&) -> std::shared_ptr<Metric> { return std::make_shared<MacroF1>(); },
-      metric_schema(nlohmann::json::object()),
+      schemas::metric(nlohmann::json::object()),
       "mean over classes of F1 = 2TP / (2TP + FP + FN), classes seen in labels or predictions");
 }
 

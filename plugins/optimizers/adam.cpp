@@ -35,10 +35,10 @@ std::unique_ptr<optim::Optimizer> make_adam(const nlohmann::json& params,
 
 void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
   registry.add("adam", make_adam<torch::optim::AdamOptions, FusedAdamL2>,
-               optimizer_schema(1e-3, 0.0, adam_properties()),
+               schemas::optimizer(1e-3, 0.0, adam_properties()),
                "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");
   registry.add("adamw", make_adam<torch::optim::AdamWOptions, FusedAdamW>,
-               optimizer_schema(1e-3, 0.01, adam_properties()),
+               schemas::optimizer(1e-3, 0.01, adam_properties()),
                "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
 }
 

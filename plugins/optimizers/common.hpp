@@ -1,17 +1,14 @@
 #pragma once
-// What the built-in optimizers share: the schema properties every one of them has (lr,
-// weight_decay, exempt_norm_and_bias) and their registration functions.
+// What the built-in optimizers share: the Adam family's schema properties and their
+// registration functions (every optimizer's lr, weight_decay and exempt_norm_and_bias:
+// runner/plugin_schemas.hpp).
 
 #include <nlohmann/json.hpp>
 
+#include "runner/plugin_schemas.hpp"
 #include "runner/registries.hpp"
 
 namespace runner::optim {
-
-/// An optimizer schema: lr (default `default_lr`), weight_decay (default `default_weight_decay`),
-/// exempt_norm_and_bias, plus `properties`, closed to unknown keys.
-nlohmann::json optimizer_schema(double default_lr, double default_weight_decay,
-                                const nlohmann::json& properties);
 
 /// The `betas` and `eps` properties of the Adam family.
 nlohmann::json adam_properties();

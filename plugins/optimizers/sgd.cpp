@@ -50,7 +50,7 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
             params.at("exempt_norm_and_bias").get<bool>(), make_options);
         return std::make_unique<FusedSgd>(std::move(groups), make_options(0.0));
       },
-      optimizer_schema(0.01, 0.0, properties),
+      schemas::optimizer(0.01, 0.0, properties),
       "stochastic gradient descent with momentum/nesterov, weight decay added to the gradient");
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "schedulers/warmup.hpp"
+#include "schedulers/schedulers.hpp"
 
 namespace runner::optim {
 
@@ -47,7 +47,7 @@ void add_cosine_scheduler(Registry<SchedulerFactory>& registry) {
         return std::make_unique<CosineScheduler>(params, context, params.at("min_lr").get<double>(),
                                                  steps_after_warmup("cosine", params, context));
       },
-      scheduler_schema(properties),
+      schemas::scheduler(properties),
       "cosine annealing from optimizer.lr to min_lr over the run (CosineAnnealingLR)");
 }
 

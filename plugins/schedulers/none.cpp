@@ -1,6 +1,6 @@
 // `none`: the optimizer's lr throughout (after the optional warmup).
 
-#include "schedulers/warmup.hpp"
+#include "schedulers/schedulers.hpp"
 
 namespace runner::optim {
 
@@ -26,7 +26,7 @@ void add_none_scheduler(Registry<SchedulerFactory>& registry) {
       [](const nlohmann::json& params, const optim::ScheduleContext& context) {
         return std::make_unique<ConstantScheduler>(params, context);
       },
-      scheduler_schema(nlohmann::json::object()),
+      schemas::scheduler(nlohmann::json::object()),
       "constant lr (optimizer.lr), after an optional linear warmup");
 }
 

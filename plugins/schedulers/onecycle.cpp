@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "schedulers/warmup.hpp"
+#include "schedulers/schedulers.hpp"
 
 namespace runner::optim {
 
@@ -113,7 +113,7 @@ void add_onecycle_scheduler(Registry<SchedulerFactory>& registry) {
         const double max_lr = context.base_lr * params.at("max_lr_factor").get<double>();
         return std::make_unique<OneCycleScheduler>(params, context, max_lr, steps);
       },
-      scheduler_schema(properties),
+      schemas::scheduler(properties),
       "one-cycle policy: rise to the peak lr, then anneal far below (OneCycleLR)");
 }
 

@@ -1,5 +1,5 @@
 #include "builtins.hpp"
-#include "schedulers/warmup.hpp"
+#include "schedulers/schedulers.hpp"
 
 namespace runner {
 

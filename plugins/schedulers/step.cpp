@@ -4,7 +4,7 @@
 #include <string>
 
 #include "runner/error.hpp"
-#include "schedulers/warmup.hpp"
+#include "schedulers/schedulers.hpp"
 
 namespace runner::optim {
 
@@ -68,7 +68,7 @@ void add_step_scheduler(Registry<SchedulerFactory>& registry) {
         return std::make_unique<StepScheduler>(params, context, period,
                                                params.at("gamma").get<double>());
       },
-      scheduler_schema(properties), "lr times gamma every step_size epochs or steps (StepLR)");
+      schemas::scheduler(properties), "lr times gamma every step_size epochs or steps (StepLR)");
 }
 
 }  // namespace runner::optim

@@ -47,7 +47,7 @@ void register_flip(Registry<TransformFactory>& registry, const std::string& name
       {{"type", "object"},
        {"additionalProperties", false},
        {"description", formula + " Random draws: coin."},
-       {"properties", {{"p", p_schema(0.5)}}}},
+       {"properties", {{"p", schemas::transform_p(0.5)}}}},
       formula);
 }
 

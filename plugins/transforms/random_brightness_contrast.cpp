@@ -150,7 +150,7 @@ void register_random_brightness_contrast(Registry<TransformFactory>& registry) {
            {"description",
             "true: brightness shift beta * max value (255 for u8); false: "
             "alpha * beta * mean of the image."}}},
-         {"p", p_schema(0.5)}}}},
+         {"p", schemas::transform_p(0.5)}}}},
       "Random brightness and contrast (albumentations' formula)");
 }
 

@@ -149,7 +149,7 @@ void register_random_resized_crop(Registry<TransformFactory>& registry) {
          {"scale", pair_schema(0.08, 1.0, "Range of the crop's share of the image area.")},
          {"ratio", pair_schema(0.75, 4.0 / 3.0, "Range of the crop's width/height ratio.")},
          {"interpolation", interpolation_schema("linear")},
-         {"p", p_schema(1.0)}}}},
+         {"p", schemas::transform_p(1.0)}}}},
       "Random crop of random area and aspect, resized to height x width");
 }
 

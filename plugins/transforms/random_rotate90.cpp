@@ -64,7 +64,7 @@ void register_random_rotate90(Registry<TransformFactory>& registry) {
        {"description",
         "Random draws: coin, k = int U[0, 3]; out = np.rot90(in, k): k quarter turns "
         "counter-clockwise (k = 1: out(y, x) = in(x, W-1-y)). Non-square images change shape."},
-       {"properties", {{"p", p_schema(0.5)}}}},
+       {"properties", {{"p", schemas::transform_p(0.5)}}}},
       "Rotate by a random multiple of 90 degrees");
 }
 

@@ -216,7 +216,7 @@ void register_shift_scale_rotate(Registry<TransformFactory>& registry) {
           {{"type", "number"},
            {"default", 0},
            {"description", "Fill value for border_mode constant."}}},
-         {"p", p_schema(0.5)}}}},
+         {"p", schemas::transform_p(0.5)}}}},
       "Random shift, scale and rotation in one affine warp");
 }
 

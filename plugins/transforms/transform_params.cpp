@@ -11,16 +11,6 @@ at::Tensor sample_mask(const at::Tensor& draws_column, const at::Tensor& like) {
   return draws_column.ne(0).to(like.device()).view({-1, 1, 1, 1});
 }
 
-nlohmann::json p_schema(double default_p) {
-  return {{"type", "number"},
-          {"minimum", 0},
-          {"maximum", 1},
-          {"default", default_p},
-          {"description",
-           "Probability of applying the transform (one coin per sample: apply "
-           "when U(0,1) < p; the coin is drawn even when p is 0 or 1)."}};
-}
-
 int interpolation_flag(const std::string& name) {
   if (name == "nearest") return cv::INTER_NEAREST;
   if (name == "linear") return cv::INTER_LINEAR;

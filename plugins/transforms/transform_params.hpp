@@ -1,6 +1,7 @@
 #pragma once
-// Parameter pieces shared by the transform plugins: the `p` coin, OpenCV interpolation and
-// border names, and the registration function of each transform.
+// Parameter pieces shared by the transform plugins: the `p` coin (its schema is public:
+// runner/plugin_schemas.hpp), OpenCV interpolation and border names, and the registration
+// function of each transform.
 
 #include <string>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/data/rng.hpp"
+#include "runner/plugin_schemas.hpp"
 #include "runner/registries.hpp"
 
 namespace runner::data {
@@ -19,9 +21,6 @@ inline bool draw_coin(Rng& rng, double p) { return rng.uniform() < p; }
 /// [B, 1, 1, 1] bool on `like`'s device: which samples a batched transform changes, from their
 /// draws (non-zero: yes).
 at::Tensor sample_mask(const at::Tensor& draws_column, const at::Tensor& like);
-
-/// Schema of `p` with the given default.
-nlohmann::json p_schema(double default_p);
 
 /// cv::InterpolationFlags of nearest|linear|cubic|area|lanczos4|linear_exact|nearest_exact.
 int interpolation_flag(const std::string& name);

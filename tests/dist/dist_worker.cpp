@@ -33,6 +33,7 @@
 
 #include <torch/torch.h>
 
+#include "config/pretrained_source.hpp"
 #include "dist/data_parallel.hpp"
 #include "dist/sync_batch_norm.hpp"
 #include "dist/world.hpp"
@@ -40,7 +41,6 @@
 #include "runner/error.hpp"
 #include "runner/models/batch_norm.hpp"
 #include "runner/models/model.hpp"
-#include "runner/models/timm_import.hpp"
 #include "runner/registries.hpp"
 
 namespace {
@@ -339,7 +339,7 @@ int run_layout(std::vector<std::string> names) {
   runner::register_builtin_plugins(runner::registries());
   if (names.empty())
     for (const auto& name : runner::registries().models.names())
-      if (!runner::models::is_scripted_backbone(name)) names.push_back(name);  // native ones
+      if (!runner::config::is_scripted_backbone(name)) names.push_back(name);  // native ones
   WarningRecorder recorder;
   c10::WarningUtils::WarningHandlerGuard guard(&recorder);
   int bad = 0, checked = 0;
@@ -414,7 +414,7 @@ int run(std::vector<std::string> args) {
     spawn.executable = runner::launch::self_executable();
     spawn.nproc_per_node = std::stoi(arg(1));
     spawn.args.assign(args.begin() + 2, args.end());
-    return runner::launch::spawn_ranks(spawn);
+    return runner::launch::spawn_ranks(spawn).exit_code;
   }
   if (mode == "join") {
     auto world = join_world();

@@ -24,14 +24,3 @@ typedef void (*runner_plugin_register_fn)(runner::Registries*);
       runner::Registries* registries) {                                               \
     register_fn(*registries);                                                         \
   }
-
-namespace runner {
-
-/// Loads one plugin library and registers its entries. Errors name the file, the symbol and
-/// dlerror(). Loading the same path twice does nothing.
-void load_plugin(const std::string& path);
-
-/// Loads every library in RUNNER_PLUGIN_PATH (':'-separated files or folders of *.so).
-void load_plugins_from_environment();
-
-}  // namespace runner

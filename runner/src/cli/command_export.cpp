@@ -4,10 +4,9 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "config/experiment.hpp"
-#include "run/build_parts.hpp"
+#include "models/pretrained.hpp"
+#include "run/build_run_parts.hpp"
 #include "runner/error.hpp"
-#include "runner/models/pretrained.hpp"
-#include "runner/models/timm_import.hpp"
 #include "train/checkpoint.hpp"
 
 namespace runner::cli {
@@ -44,12 +43,14 @@ int command_export(const Args& args) {
                     " is missing: export needs the run directory's "
                     "config.yaml to rebuild the model");
   auto experiment = config::load_experiment(config.string());
-  nlohmann::json model_section = experiment.doc.at("model");
-  // The checkpoint has the weights. (A timm/<name> model keeps its import's arguments: the
-  // cached module is found again instead of imported anew.)
-  if (!models::is_scripted_backbone(model_section.at("backbone").get<std::string>()))
-    model_section["pretrained"] = false;
-  auto model = run::build_model(model_section, experiment.dir);
+  const nlohmann::json& model_section = experiment.doc.at("model");
+  // The checkpoint has the weights: no data, no optimizer, no model.pretrained. (A timm/<name>
+  // model keeps its import's arguments: the cached module is found again, not imported anew.)
+  run::PartsRequest request;
+  request.data = false;
+  request.pretrained = false;
+  request.training = false;
+  const auto model = run::build_run_parts(experiment, request).model;
   train::load_checkpoint(checkpoint.string(), *model, nullptr);
   const fs::path output =
       cl.has("output") ? fs::path(cl.get<std::string>("output")) : run_dir / "model.safetensors";

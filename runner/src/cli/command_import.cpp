@@ -5,8 +5,8 @@
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "config/overrides.hpp"
+#include "models/timm_import.hpp"
 #include "runner/error.hpp"
-#include "runner/models/timm_import.hpp"
 
 namespace runner::cli {
 namespace fs = std::filesystem;

@@ -17,13 +17,15 @@
 #include "dist/rendezvous_host.hpp"
 #include "launch/spawn.hpp"
 #include "launch/world_env.hpp"
-#include "run/build_parts.hpp"
+#include "output/run_summary.hpp"
+#include "run/build_run_parts.hpp"
 #include "run/dry_run.hpp"
 #include "run/run_experiment.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 #include "train/device_options.hpp"
+#include "util/child_process.hpp"
 
 namespace runner::cli {
 namespace {
@@ -52,11 +54,25 @@ void check_gpu_sharing(const config::Experiment& e, const config::LaunchOptions&
                           " uses NCCL on CUDA); set launch.backend=gloo to share a GPU");
 }
 
+// A rank other than 0 failed: its run folder says why (rank 0 wrote what it saw, often only a
+// broken connection). The rank's log file (RUN_DIR/logs/rankN.log) tells where the run is.
+void record_launch_failure(const launch::LaunchResult& launched) {
+  if (launched.failed_rank <= 0 || launched.failed_rank_log.empty()) return;
+  const util::ChildExit& failure = launched.failure;
+  std::string reason =
+      "rank " + std::to_string(launched.failed_rank) + " " + util::describe_exit(failure);
+  // Its last words say why it exited; a killed rank's only say where it was.
+  const std::string line = util::last_error_line(failure.last_lines);
+  if (failure.signal == 0 && !line.empty()) reason += ": " + line;
+  output::record_rank_failure(
+      std::filesystem::path(launched.failed_rank_log).parent_path().parent_path(), reason);
+}
+
 // Runs this rank, or, when the experiment wants more local processes than the launcher that
 // started us provides (none), starts them: the same command line in each child.
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
                  const run::RunOptions& options) {
-  const config::ExperimentOptions experiment_options = config::read_experiment_options(e.doc);
+  const config::ExperimentOptions& experiment_options = e.options;
   const config::LaunchOptions& launch = experiment_options.launch;
   check_gpu_sharing(e, launch);
   // Before any rank starts: one line, instead of the same error from every rank.
@@ -89,7 +105,9 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
                                                           launch.timeout_s);
       return rendezvous->port();
     };
-    return launch::spawn_ranks(so);
+    const launch::LaunchResult launched = launch::spawn_ranks(so);
+    record_launch_failure(launched);
+    return launched.exit_code;
   }
   try {
     return run::run_experiment(e, options);

@@ -11,8 +11,8 @@
 
 #include "cli/commands.hpp"
 #include "models/torchscript_error.hpp"
+#include "registry/plugin_loader.hpp"
 #include "runner/error.hpp"
-#include "runner/plugin_api.hpp"
 #include "runner/registries.hpp"
 #include "runner/suggest.hpp"
 #include "util/process_title.hpp"

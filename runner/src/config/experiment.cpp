@@ -15,7 +15,8 @@
 #include "config/path_keys.hpp"
 #include "config/schema_validator.hpp"
 #include "config/yaml_json.hpp"
-#include "runner/plugin_api.hpp"
+#include "registry/plugin_loader.hpp"
+#include "runner/metrics/metric_names.hpp"
 #include "runner/registries.hpp"
 
 namespace runner::config {
@@ -278,9 +279,7 @@ void validate_experiment(json& doc, const SourceMap& marks) {
     const json& best = doc["train"]["best"];
     std::set<std::string> metric_names;
     for (const auto& m : doc["metrics"]) {
-      std::string n = m.value("name", "");
-      if (n == "top_k") n = "top" + std::to_string(m.value("k", 5));
-      metric_names.insert(n);
+      metric_names.insert(metrics::reported_name(m.value("name", ""), m));
     }
     metric_names.insert("loss");  // the validation loss is always computed
     const std::string wanted = best.value("metric", "accuracy");
@@ -338,6 +337,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   validate_experiment(e.doc, e.marks);
   e.dir_given = !config_dir.empty();
   resolve_relative_paths(e);
+  e.options = read_experiment_options(e.doc);
   return e;
 }
 

@@ -8,15 +8,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/experiment_options.hpp"
 #include "config/source_map.hpp"
 
 namespace runner::config {
 
 struct Experiment {
   nlohmann::json doc;  ///< resolved, validated, defaults filled (no `extends`)
-  SourceMap marks;     ///< positions for later errors
-  std::string path;    ///< the file given
-  std::string dir;     ///< its folder (plugin libraries resolve against it)
+  /// The core sections of `doc`, typed: read once, at load. Who changes a core key of `doc`
+  /// later changes it here too; the plugin sections are only in `doc`.
+  ExperimentOptions options;
+  SourceMap marks;   ///< positions for later errors
+  std::string path;  ///< the file given
+  std::string dir;   ///< its folder (plugin libraries resolve against it)
   /// `dir` is a --config-dir: every relative path resolves against it, not against the file
   /// that set it (a resolved copy of an experiment saved elsewhere).
   bool dir_given = false;

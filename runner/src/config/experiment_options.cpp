@@ -87,27 +87,28 @@ ExperimentOptions read_experiment_options(const json& doc) {
   t.epochs = get<int64_t>(doc, "train.epochs");
   if (doc.at("train").at("batch_size").is_number_integer())  // else "auto"
     t.batch_size = get<int64_t>(doc, "train.batch_size");
-  t.auto_batch_max = get<int64_t>(doc, "train.auto_batch.max");
-  t.auto_batch_memory_budget_mb = optional<double>(doc, "train.auto_batch.memory_budget_mb");
+  t.auto_batch.max = get<int64_t>(doc, "train.auto_batch.max");
+  t.auto_batch.memory_budget_mb = optional<double>(doc, "train.auto_batch.memory_budget_mb");
   t.eval_batch_size = optional<int64_t>(doc, "train.eval_batch_size");
   t.grad_accum_steps = get<int64_t>(doc, "train.grad_accum_steps");
   t.clip_grad_norm = optional<double>(doc, "train.clip_grad_norm");
   t.max_steps = optional<int64_t>(doc, "train.max_steps");
   t.channels_last = get<bool>(doc, "train.channels_last");
-  t.best_metric = get<std::string>(doc, "train.best.metric");
-  t.best_mode = get<std::string>(doc, "train.best.mode");
-  t.patience = get<int64_t>(doc, "train.early_stopping.patience");
-  t.min_delta = get<double>(doc, "train.early_stopping.min_delta");
+  t.best.metric = get<std::string>(doc, "train.best.metric");
+  t.best.mode = get<std::string>(doc, "train.best.mode");
+  t.early_stopping.patience = get<int64_t>(doc, "train.early_stopping.patience");
+  t.early_stopping.min_delta = get<double>(doc, "train.early_stopping.min_delta");
   t.max_nonfinite_steps = get<int64_t>(doc, "train.max_nonfinite_steps");
   t.checkpoint_every_steps = optional<int64_t>(doc, "train.checkpoint_every_steps");
   t.checkpoint_every_minutes = optional<double>(doc, "train.checkpoint_every_minutes");
   t.checkpoints = get<std::string>(doc, "train.checkpoints");
   t.log_every_steps = get<int64_t>(doc, "train.log_every_steps");
-  t.bn_sync = get<std::string>(doc, "train.bn_sync");
-  t.bucket_cap_mb = get<double>(doc, "train.bucket_cap_mb");
-  t.grad_comm = get<std::string>(doc, "train.grad_comm");
-  t.grad_transport = get<std::string>(doc, "train.grad_transport");
-  t.find_unused_parameters = get<bool>(doc, "train.find_unused_parameters");
+  GradientSyncOptions& sync = t.gradient_sync;
+  sync.bn_sync = get<std::string>(doc, "train.bn_sync");
+  sync.bucket_cap_mb = get<double>(doc, "train.bucket_cap_mb");
+  sync.grad_comm = get<std::string>(doc, "train.grad_comm");
+  sync.grad_transport = get<std::string>(doc, "train.grad_transport");
+  sync.find_unused_parameters = get<bool>(doc, "train.find_unused_parameters");
   t.deterministic = get<bool>(doc, "train.deterministic");
 
   PredictOptions& p = o.predict;
@@ -122,5 +123,11 @@ ExperimentOptions read_experiment_options(const json& doc) {
   out.tensorboard = get<bool>(doc, "output.tensorboard");
   return o;
 }
+
+int64_t global_batch(int64_t per_process, int64_t processes, int64_t accumulation_steps) {
+  return per_process * processes * accumulation_steps;
+}
+
+int world_processes(const LaunchOptions& launch) { return launch.num_processes * launch.nnodes; }
 
 }  // namespace runner::config

@@ -46,33 +46,54 @@ struct DataOptions {
   std::optional<size_t> limit_train, limit_val, limit_test;  ///< data.limit.*
 };
 
-/// `train`: the loop.
-struct TrainOptions {
-  int64_t epochs = 1;
-  std::optional<int64_t> batch_size;  ///< per process; nullopt: `auto` (found by auto batch)
-  int64_t auto_batch_max = 4096;
-  std::optional<double> auto_batch_memory_budget_mb;
-  std::optional<int64_t> eval_batch_size;  ///< nullopt: 2 x batch_size
-  int64_t grad_accum_steps = 1;
-  std::optional<double> clip_grad_norm;
-  std::optional<int64_t> max_steps;
-  bool channels_last = false;
-  std::string best_metric = "accuracy";
-  std::string best_mode = "auto";  ///< auto, max, min
-  int64_t patience = 0;            ///< early stopping; 0: off
+/// `train.auto_batch`: the search for `train.batch_size: auto`.
+struct AutoBatchOptions {
+  int64_t max = 4096;                      ///< largest per-process batch tried
+  std::optional<double> memory_budget_mb;  ///< CPU: host memory a trial step may grow by
+};
+
+/// `train.best`: the metric that picks checkpoints/best.pt.
+struct BestOptions {
+  std::string metric = "accuracy";
+  std::string mode = "auto";  ///< auto, max, min
+};
+
+/// `train.early_stopping`.
+struct EarlyStoppingOptions {
+  int64_t patience = 0;  ///< epochs without improvement; 0: off
   double min_delta = 0;
-  int64_t max_nonfinite_steps = 20;
-  std::optional<int64_t> checkpoint_every_steps;
-  std::optional<double> checkpoint_every_minutes;
-  std::string checkpoints = "best_and_last";  ///< kept when the run ends: best, last, none
-  int64_t log_every_steps = 50;
-  /// Step records over a run at least (not a config key: tests lower it): see Trainer.
-  int64_t report_points = 200;
+};
+
+/// How gradients and BatchNorm statistics travel between ranks (train.bn_sync,
+/// train.bucket_cap_mb, train.grad_comm, train.grad_transport, train.find_unused_parameters).
+struct GradientSyncOptions {
   std::string bn_sync = "broadcast";  ///< broadcast, local, sync
   double bucket_cap_mb = 25;
   std::string grad_comm = "fp32";       ///< fp32, fp16, bf16
   std::string grad_transport = "auto";  ///< auto, shared_memory, process_group
   bool find_unused_parameters = false;
+};
+
+/// `train`: the loop.
+struct TrainOptions {
+  int64_t epochs = 1;
+  std::optional<int64_t> batch_size;  ///< per process; nullopt: `auto` (found by auto batch)
+  AutoBatchOptions auto_batch;
+  std::optional<int64_t> eval_batch_size;  ///< nullopt: 2 x batch_size
+  int64_t grad_accum_steps = 1;
+  std::optional<double> clip_grad_norm;
+  std::optional<int64_t> max_steps;
+  bool channels_last = false;
+  BestOptions best;
+  EarlyStoppingOptions early_stopping;
+  int64_t max_nonfinite_steps = 20;
+  std::optional<int64_t> checkpoint_every_steps;
+  std::optional<double> checkpoint_every_minutes;
+  std::string checkpoints = "best_and_last";  ///< kept when the run ends: best, last, none
+  int64_t log_every_steps = 50;
+  /// Step records over a run at least (not a config key: tests lower it): see the loop.
+  int64_t report_points = 200;
+  GradientSyncOptions gradient_sync;
   bool deterministic = false;
 };
 
@@ -106,6 +127,14 @@ struct ExperimentOptions {
 
 /// Reads the core sections of a resolved, validated experiment document. Throws ConfigError
 /// naming the key when a value has the wrong type (a document that skipped validation).
+/// Called once, where an experiment is loaded (config::Experiment::options): everything else
+/// takes the struct.
 ExperimentOptions read_experiment_options(const nlohmann::json& doc);
+
+/// The global batch: processes x per-process batch x accumulation steps (Accelerate's rule).
+int64_t global_batch(int64_t per_process, int64_t processes, int64_t accumulation_steps);
+
+/// The processes of a world laid out by `launch`: nodes x processes per node.
+int world_processes(const LaunchOptions& launch);
 
 }  // namespace runner::config

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "runner/error.hpp"
-#include "runner/models/timm_import.hpp"
 
 namespace runner::config {
 namespace fs = std::filesystem;
@@ -129,7 +128,7 @@ void resolve_scripted(Experiment& e, nlohmann::json& model, const std::string& b
 void resolve_pretrained(Experiment& e) {
   nlohmann::json& model = e.doc.at("model");
   if (const std::string backbone = model.at("backbone").get<std::string>();
-      models::is_scripted_backbone(backbone))
+      is_scripted_backbone(backbone))
     return resolve_scripted(e, model, backbone);
   nlohmann::json& value = model["pretrained"];
   const std::string where =

@@ -10,6 +10,12 @@
 
 namespace runner::config {
 
+/// Whether `backbone` is a TorchScript one (timm/<name>, torchscript), whose weights come with
+/// the module (model.pretrained is applied at import, not loaded by runner).
+inline bool is_scripted_backbone(const std::string& backbone) {
+  return backbone.rfind("timm/", 0) == 0 || backbone == "torchscript";
+}
+
 /// The Hugging Face hub cache folder: $HF_HUB_CACHE, else $HF_HOME/hub, else
 /// ~/.cache/huggingface/hub.
 std::string hf_hub_cache_dir();

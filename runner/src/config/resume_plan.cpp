@@ -113,9 +113,7 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
   plan.run_dir = run_dir;
   if (plan.run_dir.empty()) {
     if (!wanted) throw ConfigError("runner run --resume: give the run directory or the experiment");
-    plan.run_dir =
-        newest_run_with_checkpoint(wanted->doc.at("output").at("root").get<std::string>(),
-                                   wanted->doc.at("name").get<std::string>());
+    plan.run_dir = newest_run_with_checkpoint(wanted->options.output.root, wanted->options.name);
   }
   if (!fs::exists(fs::path(plan.run_dir) / "checkpoints" / "last.pt"))
     throw ConfigError("--resume " + plan.run_dir +
@@ -145,6 +143,7 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
   plan.experiment = std::move(*wanted);
   plan.experiment.dir = dir;
   plan.experiment.doc["output"]["run_dir"] = plan.run_dir;
+  plan.experiment.options.output.run_dir = plan.run_dir;
   std::vector<KeyChange> recorded;
   for (const auto& c : plan.changes)
     if (c.key != "output.run_dir" && c.key != "output.root") recorded.push_back(c);

@@ -1,11 +1,14 @@
 #pragma once
-// runner's own launcher: starts the local ranks of a world as child processes (fork + exec at
-// once, so no libtorch thread state is ever forked), tees their output, and stops them all when
-// one fails or the launcher is interrupted. Torch-free.
+// runner's own launcher: starts the local ranks of a world as child processes (through
+// util::Supervisor), tees their output, stops them all when one fails or the launcher is
+// interrupted, and returns how each ended. It only launches: it writes nothing into a run
+// folder. Torch-free.
 
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "util/child_process.hpp"
 
 namespace runner::launch {
 
@@ -28,17 +31,20 @@ struct SpawnOptions {
   std::function<int(int master_port)> host_rendezvous;
 };
 
-/// How a rank ended.
-struct RankExit {
-  int rank = -1;  ///< global rank
-  int pid = -1;
-  int exit_code = 0;                    ///< valid when signal == 0
-  int signal = 0;                       ///< terminating signal, or 0
-  std::vector<std::string> last_lines;  ///< tail of its stdout+stderr
+/// How the ranks ended.
+struct LaunchResult {
+  /// The launcher's exit code: 0 when every rank exited 0; the first failing rank's code (1
+  /// when a signal killed it: 130 and 143 keep meaning "you interrupted it"); 128 + the signal
+  /// that interrupted the launcher unless every rank still ended well.
+  int exit_code = 0;
+  std::vector<util::ChildExit> ranks;  ///< by local rank; last_lines: its output's tail
+  /// The first rank that failed (its global rank), or -1.
+  int failed_rank = -1;
+  util::ChildExit failure;  ///< how it ended; last_lines from its log file when it said where
+  /// The failed rank's log file (RUN_DIR/logs/rankN.log), when it said where; else "".
+  std::string failed_rank_log;
+  int interrupted_by = 0;  ///< SIGINT/SIGTERM the launcher passed on, or 0
 };
-
-/// Human form of a rank's end: "exited with code 3" / "was killed by signal SIGKILL (9)".
-std::string describe_exit(const RankExit& exit);
 
 /// Absolute path of the running program (/proc/self/exe), to spawn ranks of itself.
 std::string self_executable();
@@ -46,15 +52,13 @@ std::string self_executable();
 /// A TCP port that was free on this machine a moment ago.
 int pick_free_port();
 
-/// Starts the ranks, waits for them and returns the launcher's exit code: 0 when every rank
-/// exited 0; otherwise the first failing rank's code (128+signal when killed) after stopping
-/// the others (SIGTERM, then SIGKILL after stop_grace_s) and printing which rank failed, how,
-/// and its last output lines to stderr (and, for a rank other than 0, into the run's
-/// summary.json and report.html). A SIGINT/SIGTERM to the launcher is passed on to every rank
-/// (which stops after its step, see engine/stop_request.hpp); a second one kills them; the
-/// code is then 130/143, or 0 when every rank still ended well.
-/// Throws runner::ConfigError on a bad layout (e.g. master_port 0 with nnodes > 1).
-int spawn_ranks(const SpawnOptions& options);
+/// Starts the ranks and waits for them. A failing rank stops the others (SIGTERM, then SIGKILL
+/// after stop_grace_s) and is reported on stderr: which rank, how it ended, its last lines. A
+/// SIGINT/SIGTERM to the launcher is passed on to every rank once (each stops after its step,
+/// see train/stop_request.hpp); a second one kills them. Writes no file of the run: the caller
+/// records a failure where it keeps the run. Throws runner::ConfigError on a bad layout (e.g.
+/// master_port 0 with nnodes > 1).
+LaunchResult spawn_ranks(const SpawnOptions& options);
 
 /// Under torchrun (TORCHELASTIC_ERROR_FILE set), records `message` as this rank's root-cause
 /// error in the JSON torchrun's summary reads; does nothing otherwise. Never throws.

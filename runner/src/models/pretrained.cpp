@@ -1,11 +1,11 @@
-#include "runner/models/pretrained.hpp"
+#include "models/pretrained.hpp"
 
 #include <cmath>
 #include <filesystem>
 #include <set>
 
+#include "io/safetensors.hpp"
 #include "runner/error.hpp"
-#include "runner/io/safetensors.hpp"
 
 namespace runner::models {
 namespace {

@@ -1,4 +1,4 @@
-#include "runner/models/timm_import.hpp"
+#include "models/timm_import.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,7 +12,7 @@
 #include "runner/error.hpp"
 #include "runner_build_info.hpp"
 #include "runner_timm_script.hpp"
-#include "sweep/child_process.hpp"
+#include "util/child_process.hpp"
 
 namespace fs = std::filesystem;
 
@@ -96,7 +96,7 @@ void import_timm(const TimmRequest& r, const std::string& output) {
   ::setenv("HF_HUB_OFFLINE", "1", 0);
   char drop_path[32];
   std::snprintf(drop_path, sizeof drop_path, "%.17g", r.drop_path_rate);
-  const sweep::CommandResult result = sweep::run_command(
+  const util::CommandResult result = util::run_command(
       {python, "-c", kTimmToTorchScript, "--name", r.name, "--in-chans", std::to_string(r.in_chans),
        "--num-classes", std::to_string(r.num_classes), "--drop-path-rate", drop_path,
        "--pretrained", r.pretrained, "--kwargs", r.kwargs.dump(), "--output", output});

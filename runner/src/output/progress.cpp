@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 namespace runner::output {
 
 Progress::Progress(bool enabled, bool terminal, int64_t line_every, double max_silence_seconds)
@@ -89,6 +91,15 @@ void Progress::finish() {
     std::printf("\n");
     std::fflush(stdout);
   }
+}
+
+std::string epoch_line(const EpochRecord& r) {
+  std::string line = "epoch " + std::to_string(r.epoch) + "/" + std::to_string(r.epochs) +
+                     ": train loss " + fmt::format("{:.4f}", r.loss);
+  for (const auto& [name, value] : r.validation)
+    line += fmt::format(", val {} {:.4f}", name, value);
+  line += r.images_per_s ? fmt::format(", {:.0f} img/s", *r.images_per_s) : ", n/a img/s";
+  return line + fmt::format(", {:.1f} s", r.epoch_seconds);
 }
 
 }  // namespace runner::output

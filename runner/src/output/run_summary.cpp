@@ -2,6 +2,9 @@
 
 #include <fstream>
 
+#include "output/run_report.hpp"
+#include "util/atomic_file.hpp"
+
 namespace runner::output {
 
 nlohmann::json read_summary(const std::filesystem::path& run_dir) {
@@ -15,6 +18,22 @@ bool summary_says_finished(const nlohmann::json& summary) {
   if (!summary.is_object() || summary.empty()) return false;
   const auto status = summary.find("status");
   return status == summary.end() || *status == "finished";
+}
+
+void record_rank_failure(const std::filesystem::path& run_dir, const std::string& reason) {
+  try {
+    nlohmann::json summary = read_summary(run_dir);
+    if (summary.value("status", "") == "finished") return;
+    if (summary.contains("error") && summary["error"] != reason)
+      summary["error_on_rank0"] = summary["error"];
+    summary["status"] = "failed";
+    summary["error"] = reason;
+    summary["run_dir"] = run_dir.string();
+    util::write_file_atomically((run_dir / "summary.json").string(), summary.dump(2) + "\n");
+    write_run_report(run_dir, run_status_text(summary));
+  } catch (const std::exception&) {
+    // Best effort: the console already has the launcher's report.
+  }
 }
 
 std::string run_status_text(const nlohmann::json& summary) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "registry/plugin_loader.hpp"
 #include "runner/error.hpp"
 #include "runner/plugin_api.hpp"
 

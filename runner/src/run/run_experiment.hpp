@@ -1,26 +1,15 @@
 #pragma once
-// One rank's whole run: join the world, make the run directory, build every part, train,
-// keep the best weights and predict. `runner run` calls it in every rank process.
-
-#include <string>
-#include <vector>
+// One rank's whole run: join the world, build the run's parts, make the run folder, then train
+// (keeping the best weights and predicting) or only predict. `runner run` and `runner predict`
+// call it in every rank process.
 
 #include "config/experiment.hpp"
-#include "config/resume_plan.hpp"
+#include "run/run_options.hpp"
 
 namespace runner::run {
 
-struct RunOptions {
-  bool resume = false;     ///< continue a stopped run (checkpoints/last.pt of resume_dir)
-  std::string resume_dir;  ///< the run folder to continue (config::plan_resume chose it)
-  std::vector<config::KeyChange> resume_changes;  ///< recorded in the run's run.json
-  std::string command_line;                       ///< saved in the run directory
-  bool predict_only = false;                      ///< `runner predict`: no training
-  std::string checkpoint;      ///< predict_only: weights to load ("" = model.pretrained)
-  std::string predict_output;  ///< predict_only: output file ("" = predict.output)
-};
-
-/// Runs the experiment on this rank; returns the exit code. Errors are thrown.
+/// Runs the experiment on this rank; returns the exit code. Errors are thrown (and written to
+/// this rank's log file).
 int run_experiment(const config::Experiment& e, const RunOptions& options);
 
 }  // namespace runner::run

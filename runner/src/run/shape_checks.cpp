@@ -8,7 +8,7 @@
 #include "config/experiment_options.hpp"
 #include "data/batch.hpp"
 #include "models/torchscript_error.hpp"
-#include "run/build_parts.hpp"
+#include "run/build_run_parts.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 
@@ -39,21 +39,25 @@ std::string shape_text(const torch::Tensor& t) {
 // A torchscript backbone has no in_chans/num_classes keys: its file decides both. One forward
 // of the first training image (eval mode, no gradients) finds a module that cannot take the
 // images or gives fewer class scores than the labels need, before any rank trains.
-void check_scripted_fits_data(const config::Experiment& e, const data::DatasetSplits& splits,
-                              const data::Pipeline& train_transforms, int64_t needed) {
+void check_scripted_fits_data(const config::Experiment& e, const train::RunParts& parts,
+                              int64_t needed) {
+  const data::DatasetSplits& splits = parts.splits;
   if (!splits.train || splits.train->size() == 0) return;
-  const auto& model_section = e.doc.at("model");
-  const std::string where = e.marks.value_mark("/model/path").to_string() + ": model.path " +
-                            model_section.at("path").get<std::string>();
+  const std::string where =
+      e.marks.value_mark("/model/path").to_string() + ": model.path " + parts.about.model_path;
   auto sample = splits.train->get(0);
-  train_transforms.apply(sample, config::read_experiment_options(e.doc).seed, 0, 0);
+  parts.train_pipeline.apply(sample, e.options.seed, 0, 0);
   const data::Batch batch = data::collate({sample}, {0}, {false});
-  auto model = build_model(model_section, e.dir);
-  model->eval();
-  torch::NoGradGuard no_grad;
+  const std::shared_ptr<models::Model> model = parts.model ? parts.model : parts.make_model();
+  const auto parameters = model->parameters();
+  const torch::Device device = parameters.empty() ? torch::kCPU : parameters.front().device();
   torch::Tensor logits;
   try {
-    logits = model->forward(batch.images);
+    // Evaluation mode and no gradients: the forward changes no statistic of the model.
+    torch::NoGradGuard no_grad;
+    model->eval();
+    logits = model->forward(batch.images.to(device));
+    model->train();
   } catch (const std::exception& error) {  // c10::Error, or TorchScript's JITException
     const auto* c10_error = dynamic_cast<const c10::Error*>(&error);
     throw ConfigError(
@@ -68,8 +72,7 @@ void check_scripted_fits_data(const config::Experiment& e, const data::DatasetSp
                       ", not logits [N, classes]: save the module with its classifier head");
   if (logits.size(1) < needed)
     throw ConfigError(where + " gives " + std::to_string(logits.size(1)) +
-                      " class scores but the dataset (" +
-                      e.doc.at("data").at("dataset").at("name").get<std::string>() + ") has " +
+                      " class scores but the dataset (" + parts.about.dataset + ") has " +
                       std::to_string(needed) +
                       " classes: save the module with that many outputs (timm: num_classes=" +
                       std::to_string(needed) + ")");
@@ -77,24 +80,22 @@ void check_scripted_fits_data(const config::Experiment& e, const data::DatasetSp
 
 }  // namespace
 
-void check_data_fits_model(const config::Experiment& e, const data::DatasetSplits& splits,
-                           const data::Pipeline& train_transforms,
-                           const data::Pipeline& eval_transforms) {
-  const auto& doc = e.doc;
-  const auto& model = doc.at("model");
+void check_data_fits_model(const config::Experiment& e, const train::RunParts& parts) {
+  const data::DatasetSplits& splits = parts.splits;
+  const data::Pipeline& train_transforms = parts.train_pipeline;
+  const data::Pipeline& eval_transforms = parts.eval_pipeline;
   const int64_t needed = classes_needed(splits);
-  if (model.contains("path") && !model.contains("in_chans"))
-    return check_scripted_fits_data(e, splits, train_transforms, needed);
-  const uint64_t seed = config::read_experiment_options(doc).seed;
-  const int64_t num_classes = model.at("num_classes").get<int64_t>();
+  if (!parts.about.model_options) return check_scripted_fits_data(e, parts, needed);
+  const uint64_t seed = e.options.seed;
+  const int64_t num_classes = parts.about.model_options->num_classes;
   if (needed > num_classes)
     throw ConfigError(e.marks.value_mark("/model/num_classes").to_string() +
                       ": model.num_classes " + std::to_string(num_classes) + " but the dataset (" +
-                      doc.at("data").at("dataset").at("name").get<std::string>() + ") has " +
-                      std::to_string(needed) + " classes (labels 0.." + std::to_string(needed - 1) +
+                      parts.about.dataset + ") has " + std::to_string(needed) +
+                      " classes (labels 0.." + std::to_string(needed - 1) +
                       "): set model.num_classes: " + std::to_string(needed));
 
-  const int64_t in_chans = model.at("in_chans").get<int64_t>();
+  const int64_t in_chans = parts.about.model_options->in_chans;
   if (splits.train && splits.train->size() > 0) {
     auto sample = splits.train->get(0);
     train_transforms.apply(sample, seed, 0, 0);
@@ -128,10 +129,10 @@ void check_data_fits_model(const config::Experiment& e) {
   const auto level = spdlog::get_level();
   spdlog::set_level(spdlog::level::warn);  // quietly: the run logs what the dataset says
   try {
-    check_data_fits_model(
-        e, build_datasets(e),
-        data::build_pipeline(e.doc.at("data").at("train_transforms"), registries().transforms),
-        data::build_pipeline(e.doc.at("data").at("eval_transforms"), registries().transforms));
+    PartsRequest data_only;
+    data_only.model = false;
+    data_only.training = false;
+    check_data_fits_model(e, build_run_parts(e, data_only));
   } catch (...) {
     spdlog::set_level(level);
     throw;

@@ -19,6 +19,7 @@
 #include "launch/world_env.hpp"
 #include "runner/error.hpp"
 #include "sweep/gpu_pool.hpp"
+#include "util/child_process.hpp"
 
 namespace runner::sweep {
 namespace {
@@ -34,8 +35,7 @@ struct PointNeeds {
 
 PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options,
                     int points_at_once) {
-  const config::LaunchOptions launch =
-      config::read_experiment_options(book.sweep().points[i].experiment).launch;
+  const config::LaunchOptions& launch = book.sweep().points[i].options.launch;
   const std::string& device = launch.device;
   const int local_ranks = launch.num_processes;
   PointNeeds needs;
@@ -74,8 +74,14 @@ int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
                              point.id)
               << std::flush;
     book.rows()[i].status = "running";
-    const ChildExit exit = run_child(options.executable, book.run_args(i));
-    if (exit.interrupted) {
+    util::ChildSpec spec;
+    spec.argv = {options.executable};
+    const auto args = book.run_args(i);
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.output = util::ChildSpec::Output::kMerged;
+    bool interrupted = false;
+    const util::ChildExit exit = util::run_passing_on_signals(spec, interrupted);
+    if (interrupted) {
       book.rows()[i].status = "pending";
       book.write_summary();
       std::cout << fmt::format(
@@ -102,19 +108,19 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
 
   struct Running {
     size_t point;
-    int pid;
+    size_t child;  ///< its index in the supervisor
     std::vector<int> gpus;
-    std::string log;
     Clock::time_point started;
   };
   GpuPool pool(options.gpu_count);
   std::deque<size_t> waiting(todo.begin(), todo.end());
   std::vector<Running> running;
-  // A signal between two waits must stop the points too, not just end the sweep.
-  InterruptForwarding forward;
+  util::Supervisor supervisor;
+  // Every SIGINT/SIGTERM is passed on to the running points (a second Ctrl-C reaches them as a
+  // second one), and no point starts after it.
+  util::SignalCatcher signals;
   bool interrupted = false;
   for (;;) {
-    interrupted = interrupted || forward.interrupted();
     // Start points in order while a slot (and their GPUs) are free.
     while (!interrupted && !waiting.empty() &&
            static_cast<int>(running.size()) < options.parallel) {
@@ -134,10 +140,16 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
       if (!gpus.empty()) extra.push_back("launch.gpu_ids=" + gpu_list(gpus));
       fs::create_directories(book.run_dir(i));
       const std::string log = (book.run_dir(i) / "output.log").string();
-      const int pid = start_logged_child(options.executable, book.run_args(i, extra), log);
+      util::ChildSpec spec;
+      spec.argv = {options.executable};
+      const auto args = book.run_args(i, extra);
+      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+      spec.output = util::ChildSpec::Output::kLogFile;
+      spec.log_path = log;
+      const size_t child = supervisor.start(spec);
       book.rows()[i].status = "running";
       book.rows()[i].log_path = log;
-      running.push_back({i, pid, gpus, log, Clock::now()});
+      running.push_back({i, child, gpus, Clock::now()});
       std::cout << fmt::format("sweep {}: point {}/{} {} started{} (output: {})\n", sweep.name,
                                i + 1, book.rows().size(), sweep.points[i].id,
                                gpus.empty() ? "" : " on GPUs " + gpu_list(gpus), log)
@@ -145,41 +157,29 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
     }
     if (running.empty()) break;
 
-    std::vector<int> pids;
-    std::vector<std::string> logs;
-    for (const auto& r : running) {
-      pids.push_back(r.pid);
-      logs.push_back(r.log);
+    const std::vector<size_t> ended_children = supervisor.wait(100, &signals);
+    for (const int signo : signals.take()) {
+      interrupted = true;
+      supervisor.signal_all(signo);
     }
-    ChildExit exit;
-    const int pid = wait_for_any_child(pids, logs, exit);
-    if (pid < 0) {
-      // Lost track of them (SIGCHLD ignored, say): say so rather than call them done.
-      const std::string why =
-          std::string("lost track of the point's process (waitpid: ") + std::strerror(errno) + ")";
-      for (const auto& r : running) book.record_failure(r.point, why);
-      running.clear();
+    for (const size_t child : ended_children) {
+      const auto it = std::find_if(running.begin(), running.end(),
+                                   [&](const Running& r) { return r.child == child; });
+      const Running ended = *it;
+      running.erase(it);
+      pool.give_back(ended.gpus);
+      PointRow& row = book.rows()[ended.point];
+      if (interrupted) {
+        row.status = "pending";
+        continue;
+      }
+      book.record_exit(ended.point, supervisor.exit(child));
+      const double seconds = std::chrono::duration<double>(Clock::now() - ended.started).count();
+      std::cout << fmt::format("sweep {}: point {}/{} {} {} ({:.1f} s)\n", sweep.name,
+                               ended.point + 1, book.rows().size(), row.id,
+                               book.point_result(ended.point), seconds);
       book.write_summary();
-      break;
     }
-    interrupted = interrupted || exit.interrupted;
-    const auto it = std::find_if(running.begin(), running.end(),
-                                 [&](const Running& r) { return r.pid == pid; });
-    if (it == running.end()) continue;
-    const Running ended = *it;
-    running.erase(it);
-    pool.give_back(ended.gpus);
-    PointRow& row = book.rows()[ended.point];
-    if (interrupted) {
-      row.status = "pending";
-      continue;
-    }
-    book.record_exit(ended.point, exit);
-    const double seconds = std::chrono::duration<double>(Clock::now() - ended.started).count();
-    std::cout << fmt::format("sweep {}: point {}/{} {} {} ({:.1f} s)\n", sweep.name,
-                             ended.point + 1, book.rows().size(), row.id,
-                             book.point_result(ended.point), seconds);
-    book.write_summary();
   }
   if (interrupted) {
     book.write_summary();

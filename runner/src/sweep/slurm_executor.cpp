@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +21,7 @@
 #include "output/run_summary.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
 
 namespace runner::sweep {
 namespace {
@@ -56,8 +56,7 @@ struct PointShape {
 };
 
 PointShape shape_of(const SweepBook& book, size_t i) {
-  const config::LaunchOptions launch =
-      config::read_experiment_options(book.sweep().points[i].experiment).launch;
+  const config::LaunchOptions& launch = book.sweep().points[i].options.launch;
   return {launch.nnodes, launch.num_processes, launch.device};
 }
 
@@ -100,7 +99,7 @@ std::optional<std::map<std::string, std::string>> task_states(const SweepBook& b
   if (jobs.empty()) return states;
   std::string ids;
   for (const auto& j : jobs) ids += (ids.empty() ? "" : ",") + j.at("job").get<std::string>();
-  const CommandResult r = run_command(
+  const util::CommandResult r = util::run_command(
       {"squeue", "--noheader", "--array", "--states=all", "--jobs=" + ids, "--format=%F %K %T"});
   if (r.exit_code == 127)
     throw Error(
@@ -180,7 +179,7 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     row.log_path = log_of(book, job->second, i);
     const nlohmann::json said = output::read_summary(book.run_dir(i));
     if (output::summary_says_finished(said)) {
-      ChildExit ok;
+      util::ChildExit ok;
       book.record_exit(i, ok);
       continue;
     }
@@ -208,9 +207,10 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     if (has_code) reason += (reason.empty() ? "" : ", ") + fmt::format("exit code {}", code);
     if (reason.empty()) reason = "ended without a result (cancelled or killed)";
     // The run's own account (an interrupted or failed run's summary.json), else its log's.
-    const std::string line = !said.empty()        ? output::run_status_text(said)
-                             : how != "CANCELLED" ? last_error_line(tail_of_file(row.log_path))
-                                                  : "";
+    const std::string line = !said.empty() ? output::run_status_text(said)
+                             : how != "CANCELLED"
+                                 ? util::last_error_line(util::tail_of_file(row.log_path))
+                                 : "";
     if (!line.empty()) reason += ": " + line;
     book.record_failure(i, reason);
   }
@@ -232,9 +232,6 @@ void write_point_files(const SweepBook& book, const std::vector<size_t>& todo) {
             config::to_yaml(doc, config::experiment_key_order()));
   }
 }
-
-volatile sig_atomic_t g_stop_waiting = 0;
-extern "C" void on_wait_signal(int) { g_stop_waiting = 1; }
 
 }  // namespace
 
@@ -263,7 +260,7 @@ std::vector<std::string> points_active_in_slurm(const SweepBook& book) {
 }
 
 std::vector<std::string> sbatch_options(const SweepBook& book) {
-  const json& slurm = book.sweep().doc.at("slurm");
+  const SlurmOptions& slurm = book.sweep().slurm;
   PointShape largest;
   bool any_cuda = false;
   for (size_t i = 0; i < book.rows().size(); ++i) {
@@ -277,13 +274,12 @@ std::vector<std::string> sbatch_options(const SweepBook& book) {
       "--output=" + escape_percent((slurm_dir(book) / "logs").string()) + "/%A_%a.out",
       fmt::format("--nodes={}", largest.nodes),
       fmt::format("--ntasks-per-node={}", largest.ranks_per_node)};
-  for (const char* key : {"partition", "time", "account"})
-    if (slurm.contains(key))
-      options.push_back(fmt::format("--{}={}", key, slurm.at(key).get<std::string>()));
-  if (slurm.contains("cpus_per_task"))
-    options.push_back(fmt::format("--cpus-per-task={}", slurm.at("cpus_per_task").get<int>()));
-  const int gpus =
-      slurm.contains("gpus_per_task") ? slurm.at("gpus_per_task").get<int>() : (any_cuda ? 1 : 0);
+  if (slurm.partition) options.push_back("--partition=" + *slurm.partition);
+  if (slurm.time) options.push_back("--time=" + *slurm.time);
+  if (slurm.account) options.push_back("--account=" + *slurm.account);
+  if (slurm.cpus_per_task)
+    options.push_back(fmt::format("--cpus-per-task={}", *slurm.cpus_per_task));
+  const int gpus = slurm.gpus_per_task.value_or(any_cuda ? 1 : 0);
   if (gpus > 0) options.push_back(fmt::format("--gpus-per-task={}", gpus));
   return options;
 }
@@ -365,7 +361,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
         book.rows()[i].log_path.clear();
       }
       write_point_files(book, todo);
-      if (!sweep.doc.at("slurm").contains("gpus_per_task"))
+      if (!sweep.slurm.gpus_per_task)
         for (size_t i : todo)
           if (shape_of(book, i).device == "auto") {
             std::cout << fmt::format(
@@ -384,10 +380,9 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
       if (options.parallel > 0) array += "%" + std::to_string(options.parallel);
       argv.push_back(array);
       argv.insert(argv.end(), sbatch.begin(), sbatch.end());
-      for (const auto& a : sweep.doc.at("slurm").at("extra_args"))
-        argv.push_back(a.get<std::string>());
+      argv.insert(argv.end(), sweep.slurm.extra_args.begin(), sweep.slurm.extra_args.end());
       argv.push_back(script.string());
-      const CommandResult r = run_command(argv);
+      const util::CommandResult r = util::run_command(argv);
       if (r.exit_code == 127)
         throw Error(
             "runner sweep: sbatch is not installed here: run the sweep where SLURM's "
@@ -411,18 +406,14 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
   }
 
   if (options.wait && active > 0) {
-    g_stop_waiting = 0;
-    struct sigaction action {
-    }, old_int{}, old_term{};
-    action.sa_handler = on_wait_signal;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &old_int);
-    ::sigaction(SIGTERM, &action, &old_term);
+    // Ctrl-C stops the waiting, not the jobs: SLURM keeps running them.
+    const util::SignalCatcher stop_waiting;
     std::map<std::string, std::string> shown;
-    while (active > 0 && !g_stop_waiting) {
-      for (int k = 0; k < static_cast<int>(options.poll_seconds * 10) && !g_stop_waiting; ++k)
+    while (active > 0 && !stop_waiting.caught()) {
+      for (int k = 0; k < static_cast<int>(options.poll_seconds * 10) && !stop_waiting.caught();
+           ++k)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (g_stop_waiting) break;
+      if (stop_waiting.caught()) break;
       const auto now_active = refresh_rows(book, jobs, grace, /*waiting=*/true, problem);
       if (!now_active) {  // slurmctld busy: ask again at the next poll
         if (!problem.empty())
@@ -440,9 +431,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
                   << std::flush;
       }
     }
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    if (g_stop_waiting) {
+    if (stop_waiting.caught()) {
       book.write_summary();
       std::cout << fmt::format(
           "sweep {}: stopped waiting; SLURM job {} keeps running. Later: runner sweep {} "

@@ -23,13 +23,15 @@ using nlohmann::json;
 
 // What the point asks for, before it runs (the summary.json of a finished run replaces it).
 PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) {
-  const config::ExperimentOptions experiment = config::read_experiment_options(point.experiment);
+  const config::ExperimentOptions& experiment = point.options;
   PointRow row;
   row.id = point.id;
-  row.processes = experiment.launch.num_processes * experiment.launch.nnodes;
+  row.processes = config::world_processes(experiment.launch);
   const auto& batch = experiment.train.batch_size;
   row.batch_size = batch ? std::to_string(*batch) : "auto";
-  if (batch) row.global_batch = *batch * row.processes * experiment.train.grad_accum_steps;
+  if (batch)
+    row.global_batch =
+        config::global_batch(*batch, row.processes, experiment.train.grad_accum_steps);
   row.precision = config::precision_name(experiment.precision);
   return row;
 }
@@ -37,7 +39,7 @@ PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) 
 // The validation metric the figure shows: the base's best-checkpoint metric.
 std::string figure_metric(const sweep::Sweep& sweep) {
   if (sweep.points.empty()) return "accuracy";
-  return config::read_experiment_options(sweep.points.front().experiment).train.best_metric;
+  return sweep.points.front().options.train.best.metric;
 }
 
 }  // namespace
@@ -93,7 +95,7 @@ void SweepBook::forget_earlier_results() {
   for (size_t i = 0; i < rows_.size(); ++i) fs::remove_all(run_dir(i));
 }
 
-void SweepBook::record_exit(size_t i, const ChildExit& exit) {
+void SweepBook::record_exit(size_t i, const util::ChildExit& exit) {
   const json s = output::read_summary(run_dir(i));
   if (exit.exit_code == 0 && output::summary_says_finished(s)) {
     fill_from_summary(rows_[i], s);
@@ -105,7 +107,7 @@ void SweepBook::record_exit(size_t i, const ChildExit& exit) {
   // The run's own account first (summary.json of a failed or interrupted run), then its output.
   std::string line = s.contains("status") ? output::run_status_text(s) : "";
   if (line.empty())
-    line = exit.exit_code == 0 ? "no summary.json written" : last_error_line(exit.last_lines);
+    line = exit.exit_code == 0 ? "no summary.json written" : util::last_error_line(exit.last_lines);
   record_failure(i, line.empty() ? how : how + ": " + line);
 }
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "sweep/child_process.hpp"
 #include "sweep/summary_table.hpp"
 #include "sweep/sweep_file.hpp"
+#include "util/child_process.hpp"
 
 namespace runner::sweep {
 
@@ -36,7 +36,7 @@ class SweepBook {
   void forget_earlier_results();
   /// Records how point i's run ended: done (its summary.json is read) or failed, with the exit
   /// and the error line of its output as the reason (also written to its failure.txt).
-  void record_exit(size_t i, const ChildExit& exit);
+  void record_exit(size_t i, const util::ChildExit& exit);
   /// Records point i as failed for `reason` (written to its failure.txt).
   void record_failure(size_t i, const std::string& reason);
   /// Removes point i's folder when a run left one without a result (it reruns from scratch);

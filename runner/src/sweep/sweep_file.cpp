@@ -59,6 +59,25 @@ std::vector<std::string> yaml_key_order(const std::string& path, const char* sec
   return keys;
 }
 
+SlurmOptions slurm_options(const json& section) {
+  SlurmOptions o;
+  const auto text = [&](const char* key) -> std::optional<std::string> {
+    if (!section.contains(key)) return std::nullopt;
+    return section.at(key).get<std::string>();
+  };
+  const auto number = [&](const char* key) -> std::optional<int> {
+    if (!section.contains(key)) return std::nullopt;
+    return section.at(key).get<int>();
+  };
+  o.partition = text("partition");
+  o.time = text("time");
+  o.account = text("account");
+  o.cpus_per_task = number("cpus_per_task");
+  o.gpus_per_task = number("gpus_per_task");
+  o.extra_args = section.at("extra_args").get<std::vector<std::string>>();
+  return o;
+}
+
 }  // namespace
 
 bool is_sweep_file(const std::string& path) {
@@ -104,6 +123,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   sweep.search = sweep.doc.at("search").get<std::string>();
   sweep.executor = sweep.doc.at("executor").get<std::string>();
   sweep.parallel = sweep.doc.value("parallel", 0);
+  sweep.slurm = slurm_options(sweep.doc.at("slurm"));
 
   // Grid combinations in the order the file writes the keys (first key slowest), or random
   // draws, crossed with explicit points. JSON objects are sorted, so the order comes from the
@@ -174,11 +194,10 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
         } catch (const ConfigError& err) {
           throw ConfigError(path + ": sweep point " + id.str() + ": " + err.what());
         }
-        const json& bs = e.doc.at("train").at("batch_size");
-        const int procs = e.doc.at("launch").at("num_processes").get<int>() *
-                          e.doc.at("launch").at("nnodes").get<int>();
-        if (bs.is_number_integer()) {
-          const int global = bs.get<int>();
+        const std::optional<int64_t>& bs = e.options.train.batch_size;
+        const int procs = config::world_processes(e.options.launch);
+        if (bs) {
+          const int64_t global = *bs;
           if (global % procs != 0) {
             throw ConfigError("sweep point " + id.str() + ": keep_global_batch: global batch " +
                               std::to_string(global) + " is not divisible by " +
@@ -199,7 +218,9 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   // Validate every point before anything runs; executors read the result.
   for (auto& point : sweep.points) {
     try {
-      point.experiment = load_experiment(sweep.base_path, point.overrides).doc;
+      Experiment e = load_experiment(sweep.base_path, point.overrides);
+      point.experiment = std::move(e.doc);
+      point.options = std::move(e.options);
     } catch (const ConfigError& e) {
       throw ConfigError(path + ": sweep point " + point.id + ": " + e.what());
     }

@@ -1,6 +1,7 @@
 #pragma once
 // Sweep files: a base experiment and the points (override sets) to run.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,16 @@ struct SweepPoint {
   std::string id;                      ///< "003-batch_size=256-num_processes=2-precision=fp16"
   std::vector<std::string> overrides;  ///< "key=value" texts, applied after the base file
   nlohmann::json values;               ///< key.path -> value of the point's own settings
-  nlohmann::json experiment;  ///< the resolved, validated experiment it runs (load_sweep's)
+  nlohmann::json experiment;          ///< the resolved, validated experiment it runs (load_sweep's)
+  config::ExperimentOptions options;  ///< its core sections, typed
+};
+
+/// `slurm`: the sbatch options of the array job (executor: slurm).
+struct SlurmOptions {
+  std::optional<std::string> partition, time, account;
+  std::optional<int> cpus_per_task;
+  std::optional<int> gpus_per_task;  ///< nullopt: 1 where a point runs on cuda, else 0
+  std::vector<std::string> extra_args;
 };
 
 struct Sweep {
@@ -23,6 +33,7 @@ struct Sweep {
   std::string executor = "local";  ///< local or slurm (the file's; the CLI may override)
   int parallel = 0;                ///< points at once (the file's, 0: unset; the CLI may override)
   nlohmann::json doc;              ///< validated sweep file, defaults filled
+  SlurmOptions slurm;
   std::vector<SweepPoint> points;
 };
 

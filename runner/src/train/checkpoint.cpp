@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dist/world.hpp"
 #include "runner/error.hpp"
 
 namespace runner::train {
@@ -123,6 +124,18 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
                     " (is it a runner checkpoint of this experiment's model?)");
   }
   return content;
+}
+
+void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn::Module& model,
+                         optim::Optimizer* optimizer, nlohmann::json meta) {
+  CheckpointContent content;
+  content.meta = std::move(meta);
+  content.rng_states = world.all_gather(cpu_rng_state().to(torch::kFloat)).to(torch::kUInt8);
+  if (world.is_main()) {
+    fs::create_directories(fs::path(path).parent_path());
+    save_checkpoint(path, model, optimizer, content);
+  }
+  world.barrier();
 }
 
 }  // namespace runner::train

@@ -10,10 +10,14 @@
 
 #include "runner/optim/optimizer.hpp"
 
+namespace runner::dist {
+class World;
+}
+
 namespace runner::train {
 
-/// What a checkpoint holds besides tensors: plain numbers and the run's history, as JSON
-/// (epoch, position inside it, optimizer steps, best metric, scaler state, curves...).
+/// What a checkpoint holds besides tensors: plain numbers as JSON (the training position, the
+/// best metric, the loss scaler's state, the world size, the run's seconds).
 struct CheckpointContent {
   nlohmann::json meta = nlohmann::json::object();
   torch::Tensor rng_states;  ///< uint8 [world, n]: every rank's CPU generator state
@@ -30,6 +34,12 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::O
 /// runner::DataError naming the file when it is missing, truncated or does not fit the model.
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
                                   optim::Optimizer* optimizer);
+
+/// Saves the run's checkpoint `path` from every rank (a collective): each rank's CPU generator
+/// state travels to the main process, which alone writes (model, the optimizer when given, and
+/// `meta`); the others wait until it is written.
+void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn::Module& model,
+                         optim::Optimizer* optimizer, nlohmann::json meta);
 
 /// This process's CPU generator state (for CheckpointContent::rng_states).
 torch::Tensor cpu_rng_state();

@@ -52,10 +52,4 @@ int stop_requested_by() { return g_stop_signal; }
 
 int exit_code_for_stop(int signo) { return 128 + signo; }
 
-const char* stop_signal_name(int signo) {
-  if (signo == SIGINT) return "SIGINT";
-  if (signo == SIGTERM) return "SIGTERM";
-  return "signal";
-}
-
 }  // namespace runner::train

@@ -22,7 +22,4 @@ int stop_requested_by();
 /// The exit code of a run stopped by `signo`: 128 + signo (130 for SIGINT, 143 for SIGTERM).
 int exit_code_for_stop(int signo);
 
-/// "SIGINT" / "SIGTERM" / "signal N".
-const char* stop_signal_name(int signo);
-
 }  // namespace runner::train

@@ -1,6 +1,7 @@
 // Registers the transform `posterize` (keeps the top `bits` bits of u8 pixels).
 #include <runner/data/transform.hpp>
 #include <runner/plugin_api.hpp>
+#include <runner/plugin_schemas.hpp>
 
 namespace {
 
@@ -17,15 +18,12 @@ void register_user(runner::Registries& r) {
   r.transforms.add(
       "posterize",
       [](const nlohmann::json& p) { return std::make_shared<Posterize>(p.at("bits").get<int>()); },
-      {{"type", "object"},
-       {"additionalProperties", false},
-       {"properties",
-        {{"bits",
-          {{"type", "integer"},
-           {"minimum", 1},
-           {"maximum", 8},
-           {"default", 4},
-           {"description", "bits kept"}}}}}},
+      runner::schemas::closed_object({{"bits",
+                                       {{"type", "integer"},
+                                        {"minimum", 1},
+                                        {"maximum", 8},
+                                        {"default", 4},
+                                        {"description", "bits kept"}}}}),
       "Keeps the top bits of each pixel (a user plugin built out of tree).");
 }
 

@@ -35,7 +35,7 @@ TEST_F(ExperimentOptionsTest, TheSchemasDefaultsArrive) {
   EXPECT_FALSE(o.train.eval_batch_size.has_value());
   EXPECT_FALSE(o.train.max_steps.has_value());
   EXPECT_EQ(o.train.log_every_steps, 50);
-  EXPECT_EQ(o.train.best_mode, "auto");
+  EXPECT_EQ(o.train.best.mode, "auto");
   EXPECT_TRUE(o.predict.enabled);
   EXPECT_EQ(o.predict.format, "kaggle");
   EXPECT_EQ(o.output.root, "runs");

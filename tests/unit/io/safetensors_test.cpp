@@ -1,4 +1,4 @@
-#include "runner/io/safetensors.hpp"
+#include "io/safetensors.hpp"
 
 #include <cstdio>
 #include <cstdlib>

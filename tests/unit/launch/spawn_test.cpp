@@ -58,7 +58,7 @@ TEST(Spawn, EveryRankGetsItsPlaceInTheWorld) {
                              "echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE "
                              "$MASTER_ADDR $MASTER_PORT $RUNNER_LAUNCHED > " +
                                  dir.path.string() + "/$RANK");
-  ASSERT_EQ(spawn_ranks(options), 0);
+  ASSERT_EQ(spawn_ranks(options).exit_code, 0);
   std::string port;
   for (int r = 0; r < 3; ++r) {
     std::istringstream fields(dir.read(std::to_string(r)));
@@ -83,14 +83,14 @@ TEST(Spawn, SecondNodeRanksAreOffset) {
   options.nnodes = 2;
   options.node_rank = 1;
   options.master_port = 29999;
-  ASSERT_EQ(spawn_ranks(options), 0);
+  ASSERT_EQ(spawn_ranks(options).exit_code, 0);
   EXPECT_EQ(dir.read("2"), "2 0 4\n");
   EXPECT_EQ(dir.read("3"), "3 1 4\n");
 }
 
 TEST(Spawn, OutputOfOtherRanksIsPrefixed) {
   testing::internal::CaptureStdout();
-  ASSERT_EQ(spawn_ranks(shell_ranks(2, "echo hello from $RANK")), 0);
+  ASSERT_EQ(spawn_ranks(shell_ranks(2, "echo hello from $RANK")).exit_code, 0);
   std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("hello from 0"), std::string::npos) << out;
   EXPECT_NE(out.find("[rank 1] hello from 1"), std::string::npos) << out;
@@ -104,9 +104,14 @@ TEST(Spawn, FailingRankStopsTheOthersAndIsReported) {
                                     "/pid$RANK; if [ $RANK = 1 ]; then sleep 0.5; echo last words; "
                                     "echo error line >&2; exit 3; fi; exec sleep 30");
   testing::internal::CaptureStderr();
-  int code = spawn_ranks(options);
+  const LaunchResult result = spawn_ranks(options);
   std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(code, 3);
+  EXPECT_EQ(result.exit_code, 3);
+  // How each ended goes back to the caller, which records it where it keeps the run.
+  EXPECT_EQ(result.failed_rank, 1);
+  EXPECT_EQ(result.failure.exit_code, 3);
+  ASSERT_EQ(result.ranks.size(), 3u);
+  EXPECT_NE(result.ranks[0].signal, 0) << "rank 0 was stopped by a signal";
   EXPECT_NE(err.find("rank 1"), std::string::npos) << err;
   EXPECT_NE(err.find("exited with code 3"), std::string::npos) << err;
   EXPECT_NE(err.find("last words"), std::string::npos) << err;
@@ -117,7 +122,8 @@ TEST(Spawn, FailingRankStopsTheOthersAndIsReported) {
 
 TEST(Spawn, KilledRankIsReportedWithTheSignalName) {
   testing::internal::CaptureStderr();
-  int code = spawn_ranks(shell_ranks(2, "if [ $RANK = 0 ]; then kill -9 $$; fi; exec sleep 30"));
+  int code =
+      spawn_ranks(shell_ranks(2, "if [ $RANK = 0 ]; then kill -9 $$; fi; exec sleep 30")).exit_code;
   std::string err = testing::internal::GetCapturedStderr();
   // A failed run (1), the signal named; 128 + N stays for an interrupt of the launcher itself.
   EXPECT_EQ(code, 1);
@@ -142,7 +148,7 @@ TEST(Spawn, InterruptIsPassedOnOnceAndASecondOneStopsAtOnce) {
     ::setpgid(0, 0);
     const int err = ::open((d + "/launcher.err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(err, 2);
-    ::_exit(spawn_ranks(options));
+    ::_exit(spawn_ranks(options).exit_code);
   }
   ::setpgid(launcher, launcher);
   auto wait_for = [&](const char* a, const char* b) {
@@ -179,7 +185,7 @@ TEST(Spawn, InterruptedRanksThatEndWellAreSuccess) {
       2, "trap 'exit 0' TERM; echo $$ > " + d + "/pid$RANK; while :; do sleep 0.05; done");
   int code = -1;
   testing::internal::CaptureStderr();
-  std::thread launcher([&] { code = spawn_ranks(options); });
+  std::thread launcher([&] { code = spawn_ranks(options).exit_code; });
   for (int i = 0; i < 100 && !(fs::exists(dir.path / "pid0") && fs::exists(dir.path / "pid1")); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -197,7 +203,7 @@ TEST(Spawn, RanksIgnoringSigtermAreKilled) {
                                     "trap '' TERM; exec sleep 30");
   options.stop_grace_s = 0.5;
   testing::internal::CaptureStderr();
-  EXPECT_EQ(spawn_ranks(options), 1);
+  EXPECT_EQ(spawn_ranks(options).exit_code, 1);
   testing::internal::GetCapturedStderr();
   std::string pid1 = dir.read("pid1");
   EXPECT_FALSE(process_alive(pid1.substr(0, pid1.size() - 1)));

@@ -6,10 +6,10 @@
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 
+#include "config/pretrained_source.hpp"
+#include "io/safetensors.hpp"
 #include "model_test_util.hpp"
-#include "runner/io/safetensors.hpp"
-#include "runner/models/pretrained.hpp"
-#include "runner/models/timm_import.hpp"
+#include "models/pretrained.hpp"
 
 namespace {
 
@@ -25,7 +25,7 @@ int64_t parameter_count(const torch::nn::Module& m) {
 std::vector<std::string> timm_backbones() {
   std::vector<std::string> out;
   for (const auto& name : runner::registries().models.names())
-    if (name != "small_cnn" && !runner::models::is_scripted_backbone(name)) out.push_back(name);
+    if (name != "small_cnn" && !runner::config::is_scripted_backbone(name)) out.push_back(name);
   return out;
 }
 
@@ -66,7 +66,7 @@ TEST(Backbones, AnyInputShapeChannelCountAndClassCount) {
   torch::NoGradGuard no_grad;
   for (const auto& name : runner::registries().models.names()) {
     // timm/<name> and torchscript: built by timm (tests/integration/timm_scripted_test.py).
-    if (runner::models::is_scripted_backbone(name)) continue;
+    if (runner::config::is_scripted_backbone(name)) continue;
     for (int64_t in_chans : {1, 2}) {
       auto model = make_model(name, in_chans, 7);
       model->eval();

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include "io/safetensors.hpp"
 #include "model_test_util.hpp"
+#include "models/pretrained.hpp"
 #include "runner/error.hpp"
-#include "runner/io/safetensors.hpp"
 #include "runner/models/batch_norm.hpp"
-#include "runner/models/pretrained.hpp"
 
 namespace {
 

@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "config/config_issue.hpp"
+#include "config/pretrained_source.hpp"
 #include "config/schema_validator.hpp"
 #include "runner/data/dataset.hpp"
 #include "runner/data/transform.hpp"
 #include "runner/losses/loss.hpp"
 #include "runner/metrics/metric.hpp"
 #include "runner/models/model.hpp"
-#include "runner/models/timm_import.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/optim/scheduler.hpp"
 #include "runner/registries.hpp"
@@ -113,7 +113,7 @@ TEST(EveryPlugin, FactoriesBuildFromDefaults) {
   }
   for (const auto& [name, e] : r.models.entries()) {
     // timm/* and torchscript need timm or a file: tests/integration/timm_scripted_test.py.
-    if (runner::models::is_scripted_backbone(name)) continue;
+    if (runner::config::is_scripted_backbone(name)) continue;
     SCOPED_TRACE("models/" + name);
     ASSERT_TRUE(defaults_are_enough(e.schema, params));
     params["backbone"] = name;

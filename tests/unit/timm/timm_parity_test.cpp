@@ -14,8 +14,8 @@
 
 #include "../models/model_test_util.hpp"
 #include "config/pretrained_source.hpp"
-#include "runner/io/safetensors.hpp"
-#include "runner/models/pretrained.hpp"
+#include "io/safetensors.hpp"
+#include "models/pretrained.hpp"
 #include "runner/models/timm_import.hpp"
 #include "runner/registries.hpp"
 
@@ -50,7 +50,7 @@ TEST(TimmParity, EveryRegisteredBackboneIsATimmModelOrKnownOwn) {
   REQUIRE_REFS();
   const auto m = manifest();
   for (const auto& name : runner::registries().models.names()) {
-    if (kNotTimm.count(name) || runner::models::is_scripted_backbone(name)) continue;
+    if (kNotTimm.count(name) || runner::config::is_scripted_backbone(name)) continue;
     EXPECT_TRUE(m["models"].contains(name))
         << name << " has no timm reference (timm " << m["timm_version"] << " lacks it?)";
   }

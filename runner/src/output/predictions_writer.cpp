@@ -1,0 +1,67 @@
+#include "output/predictions_writer.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <vector>
+
+#include "runner/error.hpp"
+#include "util/atomic_file.hpp"
+
+namespace runner::output {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Kaggle's ids: the first column of sample_submission.csv beside the test file when there is
+// one (it names the order Kaggle scores), else 1..n as the digit-recognizer's.
+std::vector<std::string> submission_ids(const std::string& test_file, int64_t rows) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  const fs::path sample = fs::path(test_file).parent_path() / "sample_submission.csv";
+  if (fs::is_regular_file(test_file, ec) && fs::is_regular_file(sample, ec)) {
+    std::ifstream in(sample);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line))
+      if (!line.empty() && line != "\r") ids.push_back(line.substr(0, line.find(',')));
+    if (static_cast<int64_t>(ids.size()) != rows)
+      throw DataError(sample.string() + " has " + std::to_string(ids.size()) +
+                      " rows but the test split has " + std::to_string(rows) +
+                      ": use the sample submission of this test file, or remove it");
+    spdlog::info("submission ids from {}", sample.string());
+    return ids;
+  }
+  for (int64_t i = 0; i < rows; ++i) ids.push_back(std::to_string(i + 1));
+  return ids;
+}
+
+}  // namespace
+
+size_t write_predictions(const torch::Tensor& logits, const std::string& format,
+                         const std::string& data_file, const std::filesystem::path& path) {
+  const auto labels = logits.argmax(1);
+  std::string text;
+  if (format == "kaggle") {
+    const auto ids = submission_ids(data_file, logits.size(0));
+    text = "ImageId,Label\n";
+    for (int64_t i = 0; i < logits.size(0); ++i)
+      text += ids[i] + "," + std::to_string(labels[i].item<int64_t>()) + "\n";
+  } else {
+    const auto probs = torch::softmax(logits, 1);
+    text = "index,label";
+    for (int64_t c = 0; c < logits.size(1); ++c) text += ",prob_" + std::to_string(c);
+    text += "\n";
+    auto p = probs.accessor<float, 2>();
+    for (int64_t i = 0; i < logits.size(0); ++i) {
+      text += std::to_string(i) + "," + std::to_string(labels[i].item<int64_t>());
+      for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
+      text += "\n";
+    }
+  }
+  util::write_file_atomically(path.string(), text);
+  return static_cast<size_t>(logits.size(0));
+}
+
+}  // namespace runner::output

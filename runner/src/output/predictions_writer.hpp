@@ -1,0 +1,20 @@
+#pragma once
+// A split's predictions as a file: Kaggle's submission format (ImageId,Label) or a CSV of the
+// class probabilities. Main process only.
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include <torch/torch.h>
+
+namespace runner::output {
+
+/// Writes the predictions of `logits` [N, C] (dataset order) to `path` atomically, in `format`:
+/// "kaggle": ImageId,Label with the ids of the sample_submission.csv beside `data_file` when
+/// there is one (the order Kaggle scores), else 1..N; "csv": index,label,prob_0..prob_{C-1}.
+/// Returns the rows written. Throws DataError when the sample submission's rows do not match.
+size_t write_predictions(const torch::Tensor& logits, const std::string& format,
+                         const std::string& data_file, const std::filesystem::path& path);
+
+}  // namespace runner::output

@@ -1,0 +1,112 @@
+#pragma once
+// What the training loop and the run assembly report about a run as it goes: the one way what
+// they learn reaches the run folder. Implemented by the recorder (metrics files, TensorBoard,
+// curves.png, best_examples.json, report.html) and the summary writer (summary.json); only the
+// main process observes (non-main ranks report to a RunObserver that does nothing).
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>
+
+#include "runner/data/dataset.hpp"
+
+namespace runner::output {
+
+/// A log window of training steps ("step" record).
+struct WindowRecord {
+  int64_t epoch = 0;  ///< 1-based
+  int64_t step = 0;   ///< optimizer steps taken
+  double loss = 0, lr = 0, scale = 1;
+  double images_per_s = 0;
+  double data_wait = 0;  ///< share of the window's time spent waiting for batches
+  double peak_rss_mib = 0;
+};
+
+/// An epoch pass and its validation ("epoch" record).
+struct EpochRecord {
+  int64_t epoch = 0;   ///< 1-based
+  int64_t epochs = 0;  ///< of the run (train.epochs)
+  int64_t step = 0;
+  double loss = 0;  ///< mean training loss of the pass
+  std::optional<double> images_per_s;
+  double epoch_seconds = 0, peak_rss_mib = 0, peak_gpu_mib = 0;
+  bool partial = false;                      ///< cut short by train.max_steps
+  std::map<std::string, double> validation;  ///< metric -> value ("loss" among them)
+};
+
+/// A new best epoch: its validation predictions, for the report's per-class table, confusion
+/// matrix and most confident mistakes.
+struct BestRecord {
+  int64_t epoch = 0, step = 0;
+  std::string metric;
+  double value = 0;
+  torch::Tensor logits;  ///< float32 [N, C], dataset order
+  std::vector<int64_t> labels;
+  const data::Dataset* validation = nullptr;  ///< the split, for its images
+  std::vector<std::string> class_names;
+};
+
+/// Training stopped by a signal, with its work saved (checkpoints/last.pt).
+struct StopRecord {
+  std::string signal;          ///< "SIGINT", "SIGTERM"
+  std::string stopped_at;      ///< "epoch 2, batch 14, optimizer step 86"
+  std::string resume_command;  ///< "runner run --resume RUN_DIR"
+  int64_t optimizer_steps = 0;
+  double seconds = 0;  ///< trained over all the run's segments
+};
+
+/// How the run ended when it was not stopped: "finished" or "failed".
+struct RunEnd {
+  std::string status;
+  nlohmann::json fields = nlohmann::json::object();  ///< what summary.json says of it
+  int64_t optimizer_steps = 0;
+  double seconds = 0;
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  /// Training begins, or resumes from a checkpoint taken at optimizer step `resumed_at` (the
+  /// records after it are dropped: the resumed run writes them again).
+  virtual void on_start(std::optional<int64_t> resumed_at) { (void)resumed_at; }
+  virtual void on_window(const WindowRecord& record) { (void)record; }
+  virtual void on_epoch(const EpochRecord& record) { (void)record; }
+  virtual void on_best(const BestRecord& record) { (void)record; }
+  virtual void on_stop(const StopRecord& record) { (void)record; }
+  virtual void on_end(const RunEnd& end) { (void)end; }
+};
+
+/// Passes every event to its observers in order.
+class ObserverChain : public RunObserver {
+ public:
+  void add(std::unique_ptr<RunObserver> observer) { observers_.push_back(std::move(observer)); }
+  void on_start(std::optional<int64_t> resumed_at) override {
+    for (auto& o : observers_) o->on_start(resumed_at);
+  }
+  void on_window(const WindowRecord& record) override {
+    for (auto& o : observers_) o->on_window(record);
+  }
+  void on_epoch(const EpochRecord& record) override {
+    for (auto& o : observers_) o->on_epoch(record);
+  }
+  void on_best(const BestRecord& record) override {
+    for (auto& o : observers_) o->on_best(record);
+  }
+  void on_stop(const StopRecord& record) override {
+    for (auto& o : observers_) o->on_stop(record);
+  }
+  void on_end(const RunEnd& end) override {
+    for (auto& o : observers_) o->on_end(end);
+  }
+
+ private:
+  std::vector<std::unique_ptr<RunObserver>> observers_;
+};
+
+}  // namespace runner::output

@@ -1,0 +1,115 @@
+#include "output/run_recorder.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "output/best_evaluation.hpp"
+#include "output/run_report.hpp"
+#include "output/run_summary.hpp"
+#include "util/atomic_file.hpp"
+
+namespace runner::output {
+
+using nlohmann::json;
+
+RunRecorder::RunRecorder(std::filesystem::path run_dir, RecorderOptions options)
+    : run_dir_(std::move(run_dir)),
+      options_(std::move(options)),
+      metrics_(run_dir_.string(), options_.metric_names, options_.tensorboard) {}
+
+void RunRecorder::on_start(std::optional<int64_t> resumed_at) {
+  if (resumed_at) metrics_.drop_records_after(*resumed_at);  // the steps it will write again
+}
+
+void RunRecorder::on_window(const WindowRecord& r) {
+  metrics_.write("step", r.step,
+                 {{"epoch", r.epoch},
+                  {"loss", r.loss},
+                  {"lr", r.lr},
+                  {"scale", r.scale},
+                  {"images_per_s", r.images_per_s},
+                  {"data_wait", r.data_wait},
+                  {"peak_rss_mib", r.peak_rss_mib}});
+}
+
+void RunRecorder::on_epoch(const EpochRecord& r) {
+  json record = {{"epoch", r.epoch},
+                 {"loss", r.loss},
+                 {"images_per_s", r.images_per_s ? json(*r.images_per_s) : json(nullptr)},
+                 {"epoch_seconds", r.epoch_seconds},
+                 {"peak_rss_mib", r.peak_rss_mib},
+                 {"peak_gpu_mib", r.peak_gpu_mib}};
+  if (r.partial) record["partial_epoch"] = true;
+  for (const auto& [name, value] : r.validation)
+    record[name == "loss" ? "val_loss" : "val_" + name] = value;
+  metrics_.write("epoch", r.step, record);
+  running_status_ =
+      "running: epoch " + std::to_string(r.epoch) + " of " + std::to_string(r.epochs) + " done";
+  try {
+    save_training_curves(run_dir_ / "curves.png",
+                         training_history(run_dir_ / "metrics.jsonl", options_.best_metric),
+                         options_.title);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not draw curves.png: {}", e.what());
+  }
+  write_report(running_status_);
+}
+
+void RunRecorder::on_best(const BestRecord& r) {
+  if (!r.logits.defined() || r.logits.dim() != 2) return;
+  // The report's per-class table, confusion matrix and most confident mistakes.
+  json record = confusion_summary(r.logits, r.labels, r.class_names);
+  record["epoch"] = r.epoch;
+  record["metric"] = r.metric;
+  record["value"] = r.value;
+  metrics_.write("best", r.step, record);
+  if (!r.validation) return;
+  const json examples = confident_mistakes(r.logits, r.labels, *r.validation, r.class_names, 24);
+  util::write_file_atomically((run_dir_ / "best_examples.json").string(), examples.dump() + "\n");
+  write_report(running_status_);  // the epoch's page again, with its best record
+}
+
+void RunRecorder::on_stop(const StopRecord&) {
+  write_report(run_status_text(read_summary(run_dir_)));
+}
+
+void RunRecorder::on_end(const RunEnd&) { write_report(run_status_text(read_summary(run_dir_))); }
+
+void RunRecorder::write_report(const std::string& status) const {
+  try {
+    write_run_report(run_dir_, status);
+  } catch (const std::exception& e) {
+    spdlog::warn("could not write report.html: {}", e.what());
+  }
+}
+
+TrainingHistory training_history(const std::filesystem::path& metrics_jsonl,
+                                 const std::string& metric) {
+  TrainingHistory h;
+  h.metric_name = metric;
+  const auto number = [](const json& record, const std::string& key) {
+    const auto it = record.find(key);
+    return it != record.end() && it->is_number() ? it->get<double>() : NAN;
+  };
+  std::ifstream in(metrics_jsonl);
+  for (std::string line; std::getline(in, line);) {
+    const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!r.is_object()) continue;
+    const std::string kind = r.value("kind", "");
+    if (kind == "step") {
+      h.step.push_back(number(r, "step"));
+      h.train_loss.push_back(number(r, "loss"));
+      h.lr.push_back(number(r, "lr"));
+    } else if (kind == "epoch") {
+      h.epoch.push_back(number(r, "epoch"));
+      h.epoch_end_step.push_back(number(r, "step"));
+      h.val_loss.push_back(number(r, "val_loss"));
+      h.metric.push_back(number(r, "val_" + metric));
+    }
+  }
+  return h;
+}
+
+}  // namespace runner::output

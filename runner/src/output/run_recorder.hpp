@@ -1,0 +1,53 @@
+#pragma once
+// The run's records as it trains, from the loop's reports: metrics.jsonl and metrics.csv (a
+// record per log window, epoch and best epoch), TensorBoard's event files, best_examples.json,
+// curves.png (drawn from metrics.jsonl) and report.html. During a run it is the only writer of
+// each. Main process only.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "output/metrics_writer.hpp"
+#include "output/plot.hpp"
+#include "output/run_observer.hpp"
+
+namespace runner::output {
+
+struct RecorderOptions {
+  std::string title;                      ///< the experiment's name, above the curves
+  std::vector<std::string> metric_names;  ///< the configured metrics: metrics.csv's columns
+  std::string best_metric;                ///< train.best.metric: the curves' validation panel
+  bool tensorboard = true;                ///< output.tensorboard
+};
+
+class RunRecorder : public RunObserver {
+ public:
+  /// Opens the metrics files in `run_dir` (appending: a resumed run continues them).
+  RunRecorder(std::filesystem::path run_dir, RecorderOptions options);
+
+  void on_start(std::optional<int64_t> resumed_at) override;
+  void on_window(const WindowRecord& record) override;
+  /// The epoch record; curves.png and report.html ("running: epoch k of n done") again.
+  void on_epoch(const EpochRecord& record) override;
+  void on_best(const BestRecord& record) override;
+  /// report.html with how the run ended, as summary.json (written first) says.
+  void on_stop(const StopRecord& record) override;
+  void on_end(const RunEnd& end) override;
+
+ private:
+  void write_report(const std::string& status) const;
+
+  std::filesystem::path run_dir_;
+  RecorderOptions options_;
+  MetricsWriter metrics_;
+  std::string running_status_ = "running";  ///< the report's badge while the run trains
+};
+
+/// What curves.png shows, from a run's metrics.jsonl: the step records' loss and lr, the epoch
+/// records' validation loss and `metric` (NaN where an epoch had no validation).
+TrainingHistory training_history(const std::filesystem::path& metrics_jsonl,
+                                 const std::string& metric);
+
+}  // namespace runner::output

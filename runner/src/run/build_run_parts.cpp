@@ -1,0 +1,137 @@
+#include "run/build_run_parts.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "config/pretrained_source.hpp"
+#include "models/pretrained.hpp"
+#include "runner/error.hpp"
+#include "runner/registries.hpp"
+#include "train/device_options.hpp"
+
+namespace runner::run {
+namespace {
+
+using nlohmann::json;
+
+// A plugin's parameters: its section without the key that selects it.
+json plugin_params(const json& section, const std::string& selector = "name") {
+  json params = section;
+  params.erase(selector);
+  return params;
+}
+
+data::DatasetSplits build_datasets(const config::Experiment& e) {
+  const json& dataset = e.doc.at("data").at("dataset");
+  const config::DataOptions& options = e.options.data;
+  data::DatasetContext context;
+  context.seed = e.options.seed;
+  context.config_dir = e.dir;
+  context.limit_train = options.limit_train;
+  context.limit_val = options.limit_val;
+  context.limit_test = options.limit_test;
+  const auto& entry = registries().datasets.at(dataset.at("name").get<std::string>());
+  data::DatasetSplits splits = entry.factory(plugin_params(dataset), context);
+  if (context.limit_train) splits.train = data::limit_dataset(splits.train, *context.limit_train);
+  if (context.limit_val) splits.val = data::limit_dataset(splits.val, *context.limit_val);
+  if (context.limit_test) splits.test = data::limit_dataset(splits.test, *context.limit_test);
+  return splits;
+}
+
+// The model section's backbone builds the model; the section is its parameters (a backbone
+// plugin reads `backbone` too: timm/<name> names the model it imports).
+std::shared_ptr<models::Model> build_model(const json& section) {
+  const std::string backbone = section.at("backbone").get<std::string>();
+  auto model = registries().models.at(backbone).factory(section);
+  if (!model) throw Error("model plugin '" + backbone + "' built nothing");
+  return model;
+}
+
+// model.pretrained naming a weights file (resolved by config::resolve_pretrained), loaded as
+// timm's load_pretrained does. A timm/<name> or torchscript backbone carries its weights.
+void load_pretrained_weights(const json& section, models::Model& model, bool announce) {
+  const json& pretrained = section.value("pretrained", json(false));
+  if (!pretrained.is_string() ||
+      config::is_scripted_backbone(section.at("backbone").get<std::string>()))
+    return;
+  const auto options = models::model_options_from(section);
+  const auto loaded = models::load_pretrained(model, pretrained.get<std::string>(),
+                                              options.in_chans, options.num_classes);
+  if (announce)
+    spdlog::info("pretrained weights: {}", loaded.describe(options.in_chans, options.num_classes));
+}
+
+train::PartsDescription describe_parts(const json& doc) {
+  train::PartsDescription about;
+  const json& model = doc.at("model");
+  about.dataset = doc.at("data").at("dataset").at("name").get<std::string>();
+  about.backbone = model.at("backbone").get<std::string>();
+  about.optimizer = doc.at("optimizer").at("name").get<std::string>();
+  about.scheduler = doc.at("scheduler").at("name").get<std::string>();
+  const json& pretrained = model.value("pretrained", json(false));
+  if (pretrained.is_string()) about.pretrained = pretrained.get<std::string>();
+  about.model_path = model.value("path", "");
+  if (model.contains("in_chans")) about.model_options = models::model_options_from(model);
+  return about;
+}
+
+}  // namespace
+
+train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest& request) {
+  const json& doc = e.doc;
+  train::RunParts parts;
+  parts.about = describe_parts(doc);
+  if (request.data) {
+    parts.splits = build_datasets(e);
+    parts.train_pipeline =
+        data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+    parts.eval_pipeline =
+        data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
+  }
+  // The factories hold copies of their sections: the parts outlive the document.
+  const json model_section = doc.at("model");
+  const json optimizer_section = doc.at("optimizer");
+  const json scheduler_section = doc.at("scheduler");
+  parts.make_model = [model_section] { return build_model(model_section); };
+  parts.make_optimizer = [optimizer_section](torch::nn::Module& model) {
+    const std::string name = optimizer_section.at("name").get<std::string>();
+    auto optimizer =
+        registries().optimizers.at(name).factory(plugin_params(optimizer_section), model);
+    if (!optimizer) throw Error("optimizer plugin '" + name + "' built nothing");
+    return optimizer;
+  };
+  if (request.model) {
+    // The initial weights come from the experiment's seed, on every rank alike.
+    torch::manual_seed(e.options.seed);
+    parts.model = parts.make_model();
+    // Every rank reads the file before DataParallel makes the ranks' parameters identical.
+    if (request.pretrained) load_pretrained_weights(model_section, *parts.model, request.announce);
+    parts.model->to(request.device);
+    train::apply_memory_format(e.options.train.channels_last, *parts.model);
+  }
+  if (request.model && request.training) {
+    parts.optimizer = parts.make_optimizer(*parts.model);
+    parts.make_scheduler = [scheduler_section](const optim::ScheduleContext& context) {
+      const auto& entry =
+          registries().schedulers.at(scheduler_section.at("name").get<std::string>());
+      return entry.factory(plugin_params(scheduler_section), context);
+    };
+  }
+  const json& loss = doc.at("loss");
+  parts.loss =
+      registries().losses.at(loss.at("name").get<std::string>()).factory(plugin_params(loss));
+  for (const auto& item : doc.at("metrics"))
+    parts.metrics.push_back(
+        registries().metrics.at(item.at("name").get<std::string>()).factory(plugin_params(item)));
+  return parts;
+}
+
+std::pair<int64_t, int64_t> count_parameters(const torch::nn::Module& model) {
+  int64_t all = 0, trainable = 0;
+  for (const auto& p : model.parameters()) {
+    all += p.numel();
+    if (p.requires_grad()) trainable += p.numel();
+  }
+  return {all, trainable};
+}
+
+}  // namespace runner::run

@@ -1,0 +1,100 @@
+#include "run/rank_setup.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <opencv2/core/utility.hpp>
+
+#include "dist/world.hpp"
+#include "launch/world_env.hpp"
+#include "log/logging.hpp"
+#include "runner/error.hpp"
+#include "train/device_options.hpp"
+#include "util/cpu_cores.hpp"
+#include "util/cpu_features.hpp"
+#include "util/process_title.hpp"
+
+namespace runner::run {
+namespace {
+
+using config::Precision;
+
+torch::Device choose_device(const config::LaunchOptions& launch, const dist::World& world) {
+  train::require_cuda_if_asked(launch);
+  const bool cuda = torch::cuda::is_available();
+  if (launch.device == "cpu" || !cuda) return torch::kCPU;
+  const int index = world.cuda_index();  // launch.gpu_ids[local_rank] or local_rank
+  if (index < 0) throw ConfigError(dist::gpu_ids_too_short(world.env(), launch.gpu_ids));
+  if (index >= static_cast<int>(torch::cuda::device_count()))
+    throw ConfigError("local rank " + std::to_string(world.local_rank()) +
+                      " needs cuda:" + std::to_string(index) + " but only " +
+                      std::to_string(torch::cuda::device_count()) + " GPU(s) are visible");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
+// The precision this device runs `wanted` in, said once by the main process when it differs
+// or when it is slow. CPUs have no fp16 kernels: fp16 runs as bf16 where the CPU has native
+// bf16 (autocast in bf16 is then faster than fp32: convnext_small 1.35x whole-run here), else
+// as fp32.
+Precision precision_as_run(Precision wanted, const torch::Device& device, bool main,
+                           std::string* why_different) {
+  if (!device.is_cpu() || wanted == Precision::kFp32) return wanted;
+  const std::string feature = util::native_bf16_feature();
+  if (wanted == Precision::kFp16) {
+    *why_different = feature.empty()
+                         ? "no fp16 kernels on CPU, and no native bf16 on this one"
+                         : "no fp16 kernels on CPU; this one has native bf16 (" + feature + ")";
+    if (main && feature.empty())
+      spdlog::warn(
+          "precision fp16 on CPU (no fp16 kernels there) runs in fp32: this CPU has no native "
+          "bf16 either");
+    else if (main)
+      spdlog::warn(
+          "precision fp16 on CPU (no fp16 kernels there) runs as bf16: this CPU has native bf16 "
+          "({})",
+          feature);
+    return feature.empty() ? Precision::kFp32 : Precision::kBf16;
+  }
+  if (main && feature.empty())
+    spdlog::warn(
+        "precision bf16 on a CPU without native bf16 (avx512_bf16, amx_bf16): autocast emulates "
+        "it and is usually slower than fp32");
+  else if (main)
+    spdlog::info("precision bf16 on CPU: native bf16 ({})", feature);
+  return wanted;
+}
+
+}  // namespace
+
+RankSetup set_up_rank(const config::ExperimentOptions& experiment) {
+  const config::LaunchOptions& launch = experiment.launch;
+  dist::WorldOptions wo;
+  wo.backend = launch.backend;
+  wo.timeout_s = launch.timeout_s;
+  wo.gpu_ids = launch.gpu_ids;
+  if (launch.device == "cpu" && wo.backend == "auto") wo.backend = "gloo";
+  RankSetup setup;
+  auto world = dist::World::init(wo);
+  setup.rank.world = world;
+  log::init_logging({world->rank(), world->world_size(), experiment.log_level, ""});
+  // Ranks run the same command line: ps and top tell them apart by this.
+  util::set_process_title("runner-engine rank " + std::to_string(world->rank()) + "/" +
+                              std::to_string(world->world_size()) + " " + experiment.name,
+                          "runner-rank" + std::to_string(world->rank()));
+  setup.native_output = std::make_unique<log::NativeOutputCapture>();
+
+  // Threads: cores shared by the local ranks unless the config says otherwise.
+  setup.threads = launch.threads_per_process;
+  if (setup.threads <= 0) setup.threads = util::default_threads_per_rank(world->local_world_size());
+  torch::set_num_threads(setup.threads);
+  // The loader's worker threads are the data parallelism; OpenCV's own pool would oversubscribe.
+  cv::setNumThreads(0);
+
+  setup.rank.device = choose_device(launch, *world);
+  train::apply_device_settings(launch.cudnn_benchmark, setup.rank.device);
+  setup.rank.precision = precision_as_run(experiment.precision, setup.rank.device, world->is_main(),
+                                          &setup.precision_reason);
+  if (experiment.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+  return setup;
+}
+
+}  // namespace runner::run

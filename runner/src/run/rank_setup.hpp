@@ -1,0 +1,26 @@
+#pragma once
+// A rank's start: it joins its world (the launcher's, or a world of one), logs as that rank,
+// is named in ps, and sets its threads, device and the precision that runs there.
+
+#include <memory>
+#include <string>
+
+#include "config/experiment_options.hpp"
+#include "log/native_output.hpp"
+#include "train/run_parts.hpp"
+
+namespace runner::run {
+
+struct RankSetup {
+  train::RankContext rank;
+  int threads = 1;               ///< libtorch's intra-op threads of this rank
+  std::string precision_reason;  ///< why the precision that runs is not the config's, or ""
+  /// libtorch's own lines through runner's logger, tagged by rank, while it lives.
+  std::unique_ptr<log::NativeOutputCapture> native_output;
+};
+
+/// Joins the world and sets the rank up from `experiment`'s launch section, precision and
+/// train.deterministic. Throws ConfigError when the device it names cannot be had.
+RankSetup set_up_rank(const config::ExperimentOptions& experiment);
+
+}  // namespace runner::run

@@ -1,0 +1,34 @@
+#pragma once
+// The run folder a training run writes, and the folder a prediction writes its file to.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/experiment.hpp"
+#include "run/run_options.hpp"
+
+namespace runner::dist {
+class World;
+}
+
+namespace runner::run {
+
+/// Chooses the run folder on the main process (a resume's own, output.run_dir, else
+/// output.root/<name>/<time>) and tells every rank (a collective); makes it with logs/ and
+/// checkpoints/ and writes what the run runs with: config.yaml (`resolved`), command.txt,
+/// run.json and env.json (a resume appends to command.txt and run.json instead of writing
+/// them); then points each rank's log at logs/rankN.log. Returns the folder.
+std::string open_run_folder(const config::Experiment& e, const nlohmann::json& resolved,
+                            const RunOptions& options, dist::World& world);
+
+/// Where `runner predict` writes: beside --output; into RUN/predictions/ when the weights are a
+/// run's checkpoint (RUN/checkpoints/x.pt); else the working folder (predict.output relative to
+/// it). Made by the main process.
+std::string open_prediction_dir(const RunOptions& options, dist::World& world);
+
+/// Writes classes.txt (one class name a line) into the run folder; nothing without names.
+void write_class_names(const std::string& run_dir, const std::vector<std::string>& names);
+
+}  // namespace runner::run

@@ -1,0 +1,21 @@
+#pragma once
+// What the command line asks of a rank's run, beside the experiment.
+
+#include <string>
+#include <vector>
+
+#include "config/resume_plan.hpp"
+
+namespace runner::run {
+
+struct RunOptions {
+  bool resume = false;     ///< continue a stopped run (checkpoints/last.pt of resume_dir)
+  std::string resume_dir;  ///< the run folder to continue (config::plan_resume chose it)
+  std::vector<config::KeyChange> resume_changes;  ///< recorded in the run's run.json
+  std::string command_line;                       ///< saved in the run directory
+  bool predict_only = false;                      ///< `runner predict`: no training
+  std::string checkpoint;      ///< predict_only: weights to load ("" = model.pretrained)
+  std::string predict_output;  ///< predict_only: output file ("" = predict.output)
+};
+
+}  // namespace runner::run

@@ -1,0 +1,175 @@
+#include "run/train_run.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "dist/world.hpp"
+#include "launch/world_env.hpp"
+#include "output/metrics_writer.hpp"
+#include "output/run_recorder.hpp"
+#include "output/summary_writer.hpp"
+#include "run/kept_checkpoints.hpp"
+#include "run/predict_run.hpp"
+#include "run/run_folder.hpp"
+#include "train/device_options.hpp"
+#include "train/stop_request.hpp"
+#include "train/training_loop.hpp"
+#include "util/signal_names.hpp"
+
+namespace runner::run {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// What every summary.json of the run says, however it ends.
+json summary_base(const RankSetup& setup, const config::ExperimentOptions& experiment,
+                  const std::string& run_dir) {
+  const int64_t batch = *experiment.train.batch_size;
+  const int64_t accum = experiment.train.grad_accum_steps;
+  const int world_size = setup.rank.world->world_size();
+  return {{"run_dir", run_dir},
+          {"world_size", world_size},
+          {"precision", config::precision_name(setup.rank.precision)},
+          {"precision_config", config::precision_name(experiment.precision)},
+          {"precision_reason", setup.precision_reason},
+          {"device", setup.rank.device.str()},
+          {"grad_accum_steps", accum},
+          {"batch_size", batch},
+          {"global_batch", config::global_batch(batch, world_size, accum)}};
+}
+
+// What a finished run's summary.json adds: its results, and what the run really ran with (read
+// from the objects, not the config).
+json finished_fields(const train::TrainingLoop& loop, const train::MetricValues& last,
+                     const train::MetricValues& best, const config::TrainOptions& train,
+                     const std::vector<std::pair<std::string, uintmax_t>>& kept, double rss_total,
+                     const train::RunParts& parts, const torch::Device& device) {
+  const auto best_value = loop.best().value();
+  const auto images_per_s = loop.train_images_per_s();
+  const data::LoaderStats loader = loop.train_loader_stats();
+  json fields = {
+      {"last_metrics", last},
+      {"best_metrics", best},
+      // What a sweep ranks its points by: train.best.metric, its direction and the best value.
+      {"best",
+       {{"metric", loop.best().metric()},
+        {"mode", loop.best().mode()},
+        {"value", best_value ? json(*best_value) : json(nullptr)}}},
+      {"train_images_per_s", images_per_s ? json(*images_per_s) : json(nullptr)},
+      {"first_step_unix_time", loop.first_step_unix_time()},
+      {"mean_epoch_seconds", loop.mean_epoch_seconds()},
+      {"peak_rss_mib_all_ranks", rss_total},
+      {"peak_gpu_mib", train::peak_gpu_mib(device)},  // rank 0's GPU; 0 on CPU
+      // launch.cudnn_benchmark, train.deterministic as libtorch was really set.
+      {"torch_settings",
+       {{"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
+        {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}}},
+      // data.num_workers, data.prefetch_batches, data.device and train.channels_last as run.
+      {"train_loader",
+       {{"worker_threads", loader.worker_threads},
+        {"prefetch_batches", loader.prefetch},
+        {"batches_made_on", loader.made_on}}},
+      {"model_memory_format", train::memory_format_of(*parts.model)},
+      {"checkpoints", {{"policy", train.checkpoints}, {"kept", json::object()}}}};
+  for (const auto& [name, bytes] : kept) fields["checkpoints"]["kept"][name] = bytes;
+  if (const dist::DataParallel* dp = loop.data_parallel())  // train.bucket_cap_mb, ...
+    fields["gradient_sync"] = {{"buckets", dp->bucket_count()},
+                               {"find_unused_parameters", dp->options().find_unused_parameters},
+                               {"transport", dp->transport()}};
+  return fields;
+}
+
+// Stopped by a signal with its work saved: the run folder says where and how to go on.
+int record_stop(const train::TrainingLoop& loop, int signo, output::RunObserver& observer,
+                dist::World& world, const std::string& run_dir) {
+  const train::TrainingPosition& p = loop.position();
+  output::StopRecord stop;
+  stop.signal = util::signal_name(signo);
+  stop.stopped_at = "epoch " + std::to_string(p.epoch + 1) + ", batch " +
+                    std::to_string(p.batches_done) + ", optimizer step " +
+                    std::to_string(p.optimizer_steps);
+  stop.resume_command = "runner run --resume " + run_dir;
+  stop.optimizer_steps = p.optimizer_steps;
+  stop.seconds = loop.run_seconds();
+  observer.on_stop(stop);
+  if (world.is_main())
+    spdlog::warn("interrupted by {} at {}; the run folder keeps its work: continue with {}",
+                 stop.signal, stop.stopped_at, stop.resume_command);
+  world.barrier();
+  return train::exit_code_for_stop(signo);
+}
+
+}  // namespace
+
+int train_run(const RankSetup& setup, const config::ExperimentOptions& experiment,
+              train::RunParts& parts, const RunOptions& options, const std::string& run_dir) {
+  dist::World& world = *setup.rank.world;
+  const bool main = world.is_main();
+  const config::TrainOptions& train = experiment.train;
+  if (main) write_class_names(run_dir, parts.splits.class_names);
+  // The run folder's files, written by the main process alone: summary.json first, then the
+  // records and report.html, which shows what summary.json says.
+  output::ObserverChain observers;
+  if (main) {
+    observers.add(
+        std::make_unique<output::SummaryWriter>(run_dir, summary_base(setup, experiment, run_dir)));
+    std::vector<std::string> metric_names;
+    for (const auto& m : parts.metrics) metric_names.push_back(m->name());
+    observers.add(std::make_unique<output::RunRecorder>(
+        run_dir, output::RecorderOptions{experiment.name, metric_names, train.best.metric,
+                                         experiment.output.tensorboard}));
+  }
+  train::BatchSource batches(setup.rank, parts, experiment.data, experiment.seed);
+  train::Evaluator evaluator(setup.rank, parts, batches,
+                             train.eval_batch_size.value_or(2 * *train.batch_size),
+                             train.log_every_steps);
+  train::TrainingLoop loop(setup.rank, parts, experiment, batches, evaluator, observers,
+                           (fs::path(run_dir) / "checkpoints").string());
+  // From here a SIGINT/SIGTERM stops the run at the next step with its work saved (runner's
+  // launcher says so itself, once for all ranks).
+  train::StopRequestHandler stop_handler(main && !launch::launched_by_runner());
+  train::MetricValues last, best;
+  try {
+    if (options.resume) loop.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
+    const train::FitResult fit = loop.fit();
+    if (fit.stopped_by) return record_stop(loop, fit.stopped_by, observers, world, run_dir);
+    last = fit.last;
+    loop.load_best();
+    best = evaluator.evaluate().metrics;
+    const config::PredictOptions& predict = experiment.predict;
+    if (predict.enabled)
+      predict_split(evaluator, setup, parts, predict.split, predict.output, predict.format,
+                    run_dir);
+  } catch (const std::exception& err) {
+    // A failed run's summary and report show what it got to, and why it ended.
+    try {
+      observers.on_end(
+          {"failed", {{"error", err.what()}}, loop.position().optimizer_steps, loop.run_seconds()});
+    } catch (const std::exception& e) {
+      spdlog::warn("could not write summary.json: {}", e.what());
+    }
+    throw;
+  }
+  // train.checkpoints: what the finished run keeps. Every rank is past reading best.pt here.
+  world.barrier();
+  std::vector<std::pair<std::string, uintmax_t>> kept;
+  if (main) kept = keep_checkpoints(run_dir, train.checkpoints);
+  // Peak memory of every rank, summed (the main process writes it).
+  const double rss_total = world.all_reduce(output::peak_rss_mib(), dist::ReduceOp::kSum);
+  if (main) {
+    observers.on_end(
+        {"finished",
+         finished_fields(loop, last, best, train, kept, rss_total, parts, setup.rank.device),
+         loop.position().optimizer_steps, loop.run_seconds()});
+    std::string line;
+    for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
+    spdlog::info("done in {:.1f} s; best weights:{}; checkpoints: {}; run directory {}",
+                 loop.run_seconds(), line, checkpoints_text(kept), run_dir);
+  }
+  world.barrier();
+  return 0;
+}
+
+}  // namespace runner::run

@@ -1,0 +1,78 @@
+#include "train/evaluator.hpp"
+
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "dist/world.hpp"
+#include "log/logging.hpp"
+#include "output/progress.hpp"
+#include "runner/error.hpp"
+#include "train/autocast_guard.hpp"
+
+namespace runner::train {
+
+Evaluator::Evaluator(const RankContext& rank, const RunParts& parts, BatchSource& batches,
+                     int64_t batch_size, int64_t log_every)
+    : rank_(rank),
+      parts_(parts),
+      batches_(batches),
+      batch_size_(batch_size),
+      log_every_(log_every) {}
+
+torch::Tensor Evaluator::predict_logits(const std::shared_ptr<data::Dataset>& dataset) {
+  dist::World& world = *rank_.world;
+  models::Model& model = *parts_.model;
+  const auto loader = batches_.evaluation_loader(dataset, batch_size_);
+  loader->start_epoch(0);
+  if (world.is_main())
+    spdlog::debug("inference pass: {} samples in {} batches of {} per process", dataset->size(),
+                  loader->num_batches(), batch_size_);
+  // Each rank's BatchNorm statistics moved in its last training forward; evaluate with rank 0's
+  // everywhere, as the checkpoint holds them.
+  if (world.distributed()) world.broadcast_module(model);
+  model.eval();
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> gathered;
+  // A line for passes long enough to wonder about (a big validation or test split).
+  output::Progress progress(world.is_main(), log::stdout_is_terminal(), log_every_);
+  progress.start(dataset.get() == parts_.splits.val.get() ? "validate" : "predict",
+                 static_cast<int64_t>(loader->num_batches()), 0, /*quiet_seconds=*/3.0);
+  int64_t done = 0;
+  while (auto batch = loader->next()) {
+    torch::Tensor logits;
+    {
+      // Inference mode skips autograd's version counters and view tracking too; the logits
+      // leave it as a plain copy, so the collectives below see an ordinary tensor.
+      c10::InferenceMode inference;
+      AutocastGuard autocast(rank_.precision, rank_.device);
+      logits = model.forward(batch->images.to(rank_.device, true)).to(torch::kFloat);
+    }
+    logits = logits.clone();
+    const auto valid = batch->padding.logical_not().to(logits.device());
+    gathered.push_back(dist::gather_for_metrics(world, logits, valid).cpu());
+    progress.update(++done, 0.0, NAN);
+  }
+  progress.finish();
+  model.train();
+  if (gathered.empty()) return torch::empty({0, 0});
+  return torch::cat(gathered);
+}
+
+Evaluation Evaluator::evaluate() {
+  const auto& val = parts_.splits.val;
+  if (!val || val->size() == 0) return {};
+  Evaluation out;
+  out.logits = predict_logits(val);
+  out.labels.resize(val->size());
+  for (size_t i = 0; i < val->size(); ++i) out.labels[i] = val->label(i);
+  if (out.logits.size(0) != static_cast<int64_t>(out.labels.size()))
+    throw Error("internal: gathered " + std::to_string(out.logits.size(0)) + " predictions for " +
+                std::to_string(out.labels.size()) + " validation samples");
+  const torch::Tensor labels = torch::tensor(out.labels, torch::kInt64);
+  out.metrics["loss"] = parts_.loss->compute(out.logits, labels).item<double>();
+  for (const auto& m : parts_.metrics) out.metrics[m->name()] = m->compute(out.logits, labels);
+  return out;
+}
+
+}  // namespace runner::train

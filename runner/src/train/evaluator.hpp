@@ -1,0 +1,48 @@
+#pragma once
+// Inference over a split on every rank: the logits of each sample gathered in dataset order
+// (gather_for_metrics), and the validation metrics computed from them.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "train/batch_source.hpp"
+#include "train/run_parts.hpp"
+
+namespace runner::train {
+
+/// Validation results: metric name -> value ("loss" always present).
+using MetricValues = std::map<std::string, double>;
+
+/// One evaluation of the validation split.
+struct Evaluation {
+  MetricValues metrics;         ///< empty without a validation split
+  torch::Tensor logits;         ///< float32 [N, C] on the CPU, dataset order
+  std::vector<int64_t> labels;  ///< the split's labels, dataset order
+};
+
+class Evaluator {
+ public:
+  /// `batch_size`: per process (train.eval_batch_size); `log_every`: the progress cadence.
+  Evaluator(const RankContext& rank, const RunParts& parts, BatchSource& batches,
+            int64_t batch_size, int64_t log_every);
+
+  /// The current weights' logits for every sample of `dataset` (float32 [N, C], CPU, dataset
+  /// order, on every rank: a collective). Evaluates with rank 0's BatchNorm statistics, as the
+  /// checkpoints hold them; leaves the model in training mode.
+  torch::Tensor predict_logits(const std::shared_ptr<data::Dataset>& dataset);
+  /// The validation metrics of the current weights (a collective); empty without a
+  /// validation split.
+  Evaluation evaluate();
+
+ private:
+  RankContext rank_;
+  const RunParts& parts_;
+  BatchSource& batches_;
+  int64_t batch_size_, log_every_;
+};
+
+}  // namespace runner::train

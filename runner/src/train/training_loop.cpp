@@ -1,0 +1,298 @@
+#include "train/training_loop.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "dist/world.hpp"
+#include "log/logging.hpp"
+#include "output/metrics_writer.hpp"
+#include "runner/error.hpp"
+#include "train/checkpoint.hpp"
+#include "train/device_options.hpp"
+#include "train/step_flags.hpp"
+#include "util/seconds_since.hpp"
+#include "util/signal_names.hpp"
+
+namespace runner::train {
+
+TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
+                           const config::ExperimentOptions& options, BatchSource& batches,
+                           Evaluator& evaluator, output::RunObserver& observer,
+                           std::string checkpoint_dir)
+    : rank_(rank),
+      parts_(parts),
+      train_(options.train),
+      evaluator_(evaluator),
+      observer_(observer),
+      checkpoint_dir_(std::move(checkpoint_dir)),
+      best_(train_.best.metric, resolve_best_mode(train_.best, parts.metrics),
+            train_.early_stopping),
+      progress_(rank.world->is_main(), log::stdout_is_terminal(), train_.log_every_steps) {
+  if (!train_.batch_size) throw Error("internal: train.batch_size auto was not resolved");
+  segment_start_ = last_save_ = Clock::now();
+  loader_ = batches.training_loader(*train_.batch_size);
+  num_batches_ = static_cast<int64_t>(loader_->num_batches());
+  const int64_t accum = train_.grad_accum_steps;
+  const int64_t steps_per_epoch = (num_batches_ + accum - 1) / accum;
+  // metrics.jsonl's step records (the report's curves): at least report_points over the run, at
+  // most one per step, never sparser than train.log_every_steps (the console's cadence). A run
+  // of 15 steps has 15 points; one of 100000 steps one per log_every_steps.
+  const int64_t all_steps = steps_per_epoch * train_.epochs;
+  const int64_t run_steps = std::min(all_steps, train_.max_steps.value_or(all_steps));
+  record_every_ = std::clamp<int64_t>(run_steps / std::max<int64_t>(1, train_.report_points), 1,
+                                      train_.log_every_steps);
+  StepRigOptions rig;
+  rig.clip_grad_norm = train_.clip_grad_norm;
+  rig.gradient_sync = train_.gradient_sync;
+  rig.lrs = schedule_lrs(parts, steps_per_epoch, train_.epochs, rank.world->is_main());
+  position_.lr = rig.lrs.front();
+  rig_ = std::make_unique<StepRig>(rank, parts.model, *parts.optimizer, *parts.loss, rig);
+}
+
+TrainingLoop::~TrainingLoop() = default;
+
+double TrainingLoop::run_seconds() const {
+  return seconds_before_ + util::seconds_since(segment_start_);
+}
+
+double TrainingLoop::mean_epoch_seconds() const {
+  return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
+}
+
+void TrainingLoop::resume_from(const std::string& checkpoint) {
+  const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get());
+  const CheckpointState state =
+      CheckpointState::from_json(content.meta, checkpoint, rank_.world->world_size());
+  const double lr = position_.lr;  // the schedule's first, until the first read
+  position_ = state.position;
+  position_.lr = lr;
+  rig_->schedule().set_steps_taken(position_.optimizer_steps);
+  rig_->step().set_nonfinite_run(position_.nonfinite_run);
+  best_.load_json(state.best);
+  rig_->scaler().load_state(state.scaler);
+  seconds_before_ = state.run_seconds;
+  const int rank = rank_.world->rank();
+  if (content.rng_states.defined() && content.rng_states.size(0) > rank)
+    set_cpu_rng_state(content.rng_states[rank].clone());  // offset 0: 2.x reads from the start
+  resumed_at_ = position_.optimizer_steps;
+  if (rank_.world->is_main())
+    spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
+                 position_.epoch + 1, position_.batches_done, position_.optimizer_steps);
+}
+
+FitResult TrainingLoop::fit() {
+  const bool main = rank_.world->is_main();
+  observer_.on_start(resumed_at_);
+  FitResult result;
+  while (position_.epoch < train_.epochs && !finished_) {
+    const auto epoch_start = Clock::now();
+    const int64_t epoch = position_.epoch;
+    const EpochResult r = train_epoch();
+    const bool complete = position_.batches_done >= num_batches_;
+    if (complete) {
+      ++position_.epoch;
+      position_.batches_done = 0;
+    }
+    const double seconds = util::seconds_since(epoch_start);
+    if (r.stopped_by_signal && !complete) {
+      // Stopped within the epoch: no validation (a resume finishes the epoch and validates it),
+      // only the position, so that the resumed run goes on as if it had never stopped.
+      result.stopped_by = r.stopped_by_signal;
+      save("last", true);
+      if (main)
+        spdlog::warn(
+            "{}: stopped at epoch {}, batch {} of {}, optimizer step {}; saved "
+            "checkpoints/last.pt",
+            util::signal_name(result.stopped_by), epoch + 1, position_.batches_done, num_batches_,
+            position_.optimizer_steps);
+      break;
+    }
+    // Every pass counts, also one cut short by train.max_steps: the benchmark compares such runs.
+    epoch_seconds_sum_ += seconds;
+    ++epochs_timed_;
+    const Evaluation evaluation = evaluator_.evaluate();
+    result.last = evaluation.metrics;
+    report_epoch(r, seconds, complete, evaluation);
+    // Only whole epochs compete for best.pt and count for early stopping: an evaluation after a
+    // mid-epoch stop (train.max_steps) is logged, but a run resumed from there must end as if it
+    // had never stopped.
+    if (complete && evaluation.metrics.count(best_.metric())) judge_epoch(evaluation);
+    save("last", true);
+    if (r.stopped_by_max_steps) {
+      if (main) spdlog::info("stopped after train.max_steps={} optimizer steps", *train_.max_steps);
+      break;
+    }
+    // A signal during the validation pass or at the epoch's last step: the epoch is complete
+    // and saved, stop here.
+    result.stopped_by = r.stopped_by_signal ? r.stopped_by_signal
+                                            : agree_on_step_flags(*rank_.world, false).stop_signal;
+    if (result.stopped_by) {
+      if (main)
+        spdlog::warn("{}: stopped after epoch {}; saved checkpoints/last.pt",
+                     util::signal_name(result.stopped_by), epoch + 1);
+      break;
+    }
+  }
+  return result;
+}
+
+int64_t TrainingLoop::batches_after_this_epoch() const {
+  int64_t later = (train_.epochs - position_.epoch - 1) * num_batches_;
+  if (train_.max_steps)  // the run ends at train.max_steps optimizer steps
+    later = std::min(later, std::max<int64_t>(0, (*train_.max_steps - position_.optimizer_steps) *
+                                                         train_.grad_accum_steps -
+                                                     (num_batches_ - position_.batches_done)));
+  return later;
+}
+
+TrainingLoop::EpochResult TrainingLoop::train_epoch() {
+  EpochResult result;
+  const int64_t epoch = position_.epoch, accum = train_.grad_accum_steps;
+  parts_.model->train();
+  loader_->start_epoch(static_cast<uint64_t>(epoch), static_cast<size_t>(position_.batches_done));
+  progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(train_.epochs),
+                  num_batches_, batches_after_this_epoch());
+  const int64_t images_per_batch = *train_.batch_size * rank_.world->world_size();
+  speed_.start_pass(loader_->stats().wait_seconds);
+  if (position_.batches_done == 0) position_.epoch_totals = {};  // else a resume continues it
+  rig_->step().take_window();  // a window begins with the epoch (or where a resume continues)
+  while (auto batch = loader_->next()) {
+    const int64_t micro = position_.batches_done % accum;
+    const bool sync = micro == accum - 1 || position_.batches_done + 1 == num_batches_;
+    // The gradient is the mean over the accumulation window; the epoch's last may be short.
+    const int64_t window = std::min(accum, num_batches_ - (position_.batches_done - micro));
+    rig_->step().micro_batch(batch->images.to(rank_.device, /*non_blocking=*/true),
+                             batch->labels.to(rank_.device, /*non_blocking=*/true), window, sync);
+    ++position_.batches_done;
+    speed_.batch_done(images_per_batch);
+    if (sync && !after_step(result)) break;
+    progress_.update(position_.batches_done, speed_.images_per_s(), position_.epoch_totals.mean());
+  }
+  progress_.finish();
+  images_per_s_ = speed_.pass_images_per_s();
+  result.loss = position_.epoch_totals.mean();
+  return result;
+}
+
+bool TrainingLoop::after_step(EpochResult& result) {
+  rig_->step().finish();
+  ++position_.steps_attempted;
+  if (first_step_unix_time_ == 0)
+    first_step_unix_time_ =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const TrainingPosition& p = position_;
+  // Every step, on the host (no device read): whether any rank was asked to stop and whether
+  // rank 0's clock says a checkpoint is due, so that every rank stops and saves alike.
+  const double every_seconds = 60.0 * train_.checkpoint_every_minutes.value_or(0.0);
+  const bool save_due_here = rank_.world->is_main() && every_seconds > 0 &&
+                             util::seconds_since(last_save_) >= every_seconds;
+  const StepFlags flags = agree_on_step_flags(*rank_.world, save_due_here);
+  const bool window_end = p.steps_attempted % record_every_ == 0;
+  const int64_t every_steps = train_.checkpoint_every_steps.value_or(0);
+  const bool save_every_steps = every_steps > 0 && p.steps_attempted % every_steps == 0;
+  // Steps taken are known at reads; near train.max_steps read every step to stop exactly.
+  const auto& max_steps = train_.max_steps;
+  const bool near_max_steps =
+      max_steps && p.optimizer_steps + (p.steps_attempted - p.attempted_at_read) >= *max_steps;
+  // The device's losses are read once per log window, and where the host needs them now.
+  if (window_end || flags.stop_signal || flags.save_due || save_every_steps || near_max_steps ||
+      p.batches_done == num_batches_)
+    read_window();
+  if (window_end) record_window();
+  if (flags.stop_signal) {
+    result.stopped_by_signal = flags.stop_signal;
+    return false;
+  }
+  if (max_steps && p.optimizer_steps >= *max_steps) {
+    result.stopped_by_max_steps = true;
+    return false;
+  }
+  // Crash safety: last.pt within the epoch, at the sampler's position.
+  if ((save_every_steps || flags.save_due) && p.batches_done < num_batches_) {
+    save("last", true);
+    if (rank_.world->is_main())
+      spdlog::debug("checkpoints/last.pt at optimizer step {} (epoch {}, batch {})",
+                    p.optimizer_steps, p.epoch + 1, p.batches_done);
+  }
+  return true;
+}
+
+void TrainingLoop::read_window() {
+  position_.take(rig_->read_window(), train_.max_nonfinite_steps);
+}
+
+void TrainingLoop::record_window() {
+  const SpeedMeter::Window speed = speed_.take_window(loader_->stats().wait_seconds);
+  // A window whose steps the loss scaler all skipped has no step of its own to record.
+  if (position_.optimizer_steps > position_.last_logged_step)
+    observer_.on_window({position_.epoch + 1, position_.optimizer_steps, position_.window.mean(),
+                         position_.lr, position_.scale, speed.images_per_s, speed.data_wait,
+                         output::peak_rss_mib()});
+  position_.last_logged_step = position_.optimizer_steps;
+  position_.window = {};
+}
+
+void TrainingLoop::report_epoch(const EpochResult& r, double seconds, bool complete,
+                                const Evaluation& evaluation) {
+  // The epoch that ran: position_.epoch moved past it when it was complete.
+  const int64_t epoch = complete ? position_.epoch : position_.epoch + 1;
+  output::EpochRecord record;
+  record.epoch = epoch;
+  record.epochs = train_.epochs;
+  record.step = position_.optimizer_steps;
+  record.loss = r.loss;
+  record.images_per_s = images_per_s_;
+  record.epoch_seconds = seconds;
+  record.peak_rss_mib = output::peak_rss_mib();
+  record.peak_gpu_mib = peak_gpu_mib(rank_.device);
+  record.partial = !complete;
+  record.validation = evaluation.metrics;
+  if (rank_.world->is_main()) spdlog::info("{}", output::epoch_line(record));
+  observer_.on_epoch(record);
+}
+
+void TrainingLoop::judge_epoch(const Evaluation& evaluation) {
+  const bool main = rank_.world->is_main();
+  const int64_t epoch = position_.epoch;  // 1-based: the whole epoch just done
+  const double value = evaluation.metrics.at(best_.metric());
+  if (best_.record(epoch, value)) {
+    save("best", false);
+    observer_.on_best({epoch, position_.optimizer_steps, best_.metric(), value, evaluation.logits,
+                       evaluation.labels, parts_.splits.val.get(), parts_.splits.class_names});
+    if (main)
+      spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_.metric(), value,
+                   epoch);
+  }
+  if (best_.patience_exhausted()) {
+    if (main)
+      spdlog::info("early stopping: no {} improvement for {} epoch(s); best {:.4f} at epoch {}",
+                   best_.metric(), best_.patience(), *best_.value(), best_.epoch());
+    finished_ = true;
+  }
+}
+
+void TrainingLoop::save(const std::string& name, bool with_optimizer) {
+  // The position saved is the host's: what the device has summed since the last read joins it.
+  if (position_.unread()) read_window();
+  const CheckpointState state{position_, best_.to_json(), rig_->scaler().state(),
+                              rank_.world->world_size(), run_seconds()};
+  save_run_checkpoint(
+      *rank_.world, (std::filesystem::path(checkpoint_dir_) / (name + ".pt")).string(),
+      *parts_.model, with_optimizer ? parts_.optimizer.get() : nullptr, state.to_json());
+  if (name == "last") last_save_ = Clock::now();
+}
+
+void TrainingLoop::load_best() {
+  rank_.world->barrier();
+  if (!best_.value()) return;
+  load_checkpoint((std::filesystem::path(checkpoint_dir_) / "best.pt").string(), *parts_.model,
+                  nullptr);
+  if (rank_.world->is_main())
+    spdlog::info("loaded the best weights ({} {:.4f}, epoch {})", best_.metric(), *best_.value(),
+                 best_.epoch());
+}
+
+}  // namespace runner::train

@@ -1,0 +1,103 @@
+#pragma once
+// The fit loop of one rank, as the seed's fit_model: train an epoch, validate on the gathered
+// predictions of every rank, keep the best checkpoint, stop early, on a diverged loss, at
+// train.max_steps or at a signal every rank agreed on. The only code that orders a run in
+// time; what it learns goes to the run's observer. Every rank runs every collective.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/experiment_options.hpp"
+#include "data/loader.hpp"
+#include "output/progress.hpp"
+#include "output/run_observer.hpp"
+#include "train/batch_source.hpp"
+#include "train/best_tracker.hpp"
+#include "train/evaluator.hpp"
+#include "train/run_parts.hpp"
+#include "train/speed_meter.hpp"
+#include "train/step_rig.hpp"
+#include "train/training_position.hpp"
+
+namespace runner::train {
+
+/// How fit() ended.
+struct FitResult {
+  MetricValues last;   ///< the last validation's metrics (empty without a validation split)
+  int stopped_by = 0;  ///< SIGINT/SIGTERM every rank agreed to stop at (last.pt saved), or 0
+};
+
+class TrainingLoop {
+ public:
+  /// Trains `parts.model` with `parts.optimizer`; `options.train.batch_size` resolved. The
+  /// checkpoints go to `checkpoint_dir` (written by the main process).
+  TrainingLoop(const RankContext& rank, RunParts& parts, const config::ExperimentOptions& options,
+               BatchSource& batches, Evaluator& evaluator, output::RunObserver& observer,
+               std::string checkpoint_dir);
+  ~TrainingLoop();
+
+  /// Continues from `checkpoint` (the run's checkpoints/last.pt) before fit().
+  void resume_from(const std::string& checkpoint);
+  /// Trains until train.epochs, train.max_steps, early stopping or an agreed signal.
+  FitResult fit();
+  /// Loads the best checkpoint's weights when there is one (every rank, once the main process
+  /// has written it).
+  void load_best();
+
+  const TrainingPosition& position() const { return position_; }
+  const BestTracker& best() const { return best_; }
+  /// Seconds trained over all the run's segments (the earlier ones up to the checkpoint a
+  /// resume started from, and this process's).
+  double run_seconds() const;
+  /// Steady-state training images/s of the last pass; nullopt when it was too short.
+  std::optional<double> train_images_per_s() const { return images_per_s_; }
+  /// Unix time when this process's first optimizer step ended (0 before).
+  double first_step_unix_time() const { return first_step_unix_time_; }
+  /// Mean training time of this process's epoch passes (validation excluded).
+  double mean_epoch_seconds() const;
+  data::LoaderStats train_loader_stats() const { return loader_->stats(); }
+  const dist::DataParallel* data_parallel() const { return rig_->data_parallel(); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct EpochResult {
+    double loss = 0;
+    bool stopped_by_max_steps = false;
+    int stopped_by_signal = 0;
+  };
+  EpochResult train_epoch();
+  /// After a step: agree on stop and save, read and record the window where due. Returns
+  /// false when the epoch stops here.
+  bool after_step(EpochResult& result);
+  void read_window();
+  void record_window();
+  void report_epoch(const EpochResult& r, double seconds, bool complete, const Evaluation& eval);
+  void judge_epoch(const Evaluation& eval);
+  void save(const std::string& name, bool with_optimizer);
+  int64_t batches_after_this_epoch() const;
+
+  RankContext rank_;
+  RunParts& parts_;
+  config::TrainOptions train_;
+  Evaluator& evaluator_;
+  output::RunObserver& observer_;
+  std::string checkpoint_dir_;
+  std::unique_ptr<data::DataLoader> loader_;
+  std::unique_ptr<StepRig> rig_;
+  TrainingPosition position_;
+  BestTracker best_;
+  output::Progress progress_;
+  SpeedMeter speed_;
+  int64_t num_batches_ = 0;
+  int64_t record_every_ = 1;  ///< optimizer steps between step records
+  std::optional<int64_t> resumed_at_;
+  bool finished_ = false;  ///< early stopping
+  std::optional<double> images_per_s_;
+  double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0, seconds_before_ = 0;
+  int64_t epochs_timed_ = 0;
+  Clock::time_point segment_start_, last_save_;
+};
+
+}  // namespace runner::train
