@@ -17,7 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ImageFolderDataset : public Dataset {
+class ImageFolderDataset : public Dataset, public FileBackedDataset {
  public:
   ImageFolderDataset(std::vector<std::string> files, std::vector<int64_t> labels, bool color,
                      std::string description)
@@ -40,6 +40,7 @@ class ImageFolderDataset : public Dataset {
   }
   int64_t label(size_t index) const override { return labels_.at(index); }
   std::string describe() const override { return description_; }
+  std::string file(size_t index) const override { return files_.at(index); }
 
  private:
   std::vector<std::string> files_;

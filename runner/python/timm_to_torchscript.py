@@ -53,7 +53,9 @@ def create(timm, args, kwargs):
     elif args.pretrained != "false":
         if not os.path.isfile(args.pretrained):
             fail(2, f"model.pretrained {args.pretrained}: no such file")
-        pretrained, extra = True, {"pretrained_cfg_overlay": {"file": args.pretrained}}
+        # A file is loaded whole after the model is built (load_file_whole), not by timm's
+        # load_pretrained: that one drops a classifier of this model's own size whenever
+        # num_classes differs from the pretrained config's.
     if args.name not in timm.list_models() and not timm.is_model(args.name):
         close = timm.list_models(f"*{args.name[:6]}*")[:5]
         fail(2, f"timm {timm.__version__} has no model '{args.name}'"
@@ -68,7 +70,7 @@ def create(timm, args, kwargs):
     except TypeError as e:
         fail(2, f"timm.create_model('{args.name}', ...) refused its arguments: {e}")
     except Exception as e:  # huggingface_hub raises several types when offline
-        if not pretrained or "pretrained_cfg_overlay" in extra:
+        if not pretrained:
             raise
         try:
             from huggingface_hub.constants import HF_HUB_CACHE as cache
@@ -77,6 +79,43 @@ def create(timm, args, kwargs):
         fail(5, f"pretrained weights for {name} are not in the Hugging Face cache {cache} "
                 f"(runner reads it offline); fetch them once with `python -c \"import timm; "
                 f"timm.create_model('{name}', pretrained=True)\"` where there is network access")
+
+
+def load_file_whole(torch, model, path, in_chans):
+    """model.pretrained naming a file, loaded as runner loads one into a native backbone: every
+    tensor by name and shape; the first conv adapted to in_chans (timm's adapt_input_conv) only
+    where its channels differ; the classifier kept where its shape is the model's (a runner
+    export, timm's own state_dict of this model), else left at its fresh init. Exit 2 naming
+    the keys that do not fit."""
+    from timm.models._manipulate import adapt_input_conv
+    if path.endswith(".safetensors"):
+        from safetensors.torch import load_file
+        state = load_file(path)
+    else:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = state.get("state_dict", state.get("model", state)) if isinstance(state, dict) else state
+    own = model.state_dict()
+    cfg = dict(getattr(model, "pretrained_cfg", {}) or {})
+    first = cfg.get("first_conv")
+    first = [first] if isinstance(first, str) else list(first or [])
+    for prefix in first:
+        key = prefix + ".weight"
+        if key in state and key in own and state[key].shape[1] != own[key].shape[1]:
+            state[key] = adapt_input_conv(in_chans, state[key])
+    heads = cfg.get("classifier")
+    heads = [heads] if isinstance(heads, str) else list(heads or [])
+    for prefix in heads:
+        keys = [k for k in own if k.startswith(prefix + ".")]
+        if any(k in state and state[k].shape != own[k].shape for k in keys):
+            for k in keys:
+                state[k] = own[k]  # another class count: the model's fresh classifier
+    missing = sorted(k for k in own if k not in state and not k.endswith("num_batches_tracked"))
+    unexpected = sorted(k for k in state if k not in own)
+    misshaped = sorted(k for k in state if k in own and state[k].shape != own[k].shape)
+    if missing or unexpected or misshaped:
+        fail(2, f"model.pretrained {path} does not fit timm's {model.__class__.__name__}: "
+                f"missing {missing[:3]}, unexpected {unexpected[:3]}, other shapes {misshaped[:3]}")
+    model.load_state_dict(state, strict=False)
 
 
 def without_inactive_dropout(torch, module):
@@ -130,6 +169,8 @@ def main():
     # padding that TorchScript cannot compile); the weights are the same.
     with set_layer_config(scriptable=True, exportable=True):
         model = create(timm, args, kwargs)
+    if args.pretrained not in ("false", "true") and not args.pretrained.startswith("hf-hub:"):
+        load_file_whole(torch, model, args.pretrained, args.in_chans)
     model.train()
     inactive_dropouts = without_inactive_dropout(torch, model)
     scripted = script(torch, model, args.name)

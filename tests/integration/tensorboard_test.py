@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """TensorBoard reads runner's event files (issue 14): a short real run, then the real tensorboard
-package's EventAccumulator finds every scalar of metrics.jsonl with the same steps and values.
+package's EventAccumulator finds every scalar of metrics.jsonl with the same steps and values,
+under tags that say what they are (issue 39): a log window's figures under train/, an epoch's
+validation metrics under val/ (val/loss is the validation loss), its training pass's under
+train/epoch_*, memory under system/.
 Usage: tensorboard_test.py RUNNER SOURCE_DIR   (with the Python of requirements.txt)
 """
 import json
@@ -14,6 +17,18 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 FMNIST = "/usr/share/datasets/fashion-mnist"
+EPOCH_TRAINING = {"loss": "train/epoch_loss", "images_per_s": "train/epoch_images_per_s",
+                  "epoch_seconds": "train/epoch_seconds"}
+
+
+def tag_of(kind, key):
+    if key in ("peak_rss_mib", "peak_gpu_mib"):
+        return "system/" + key
+    if kind == "step":
+        return "train/" + key
+    if key.startswith("val_"):
+        return "val/" + key[4:]
+    return EPOCH_TRAINING.get(key)  # the epoch number: the x of the others
 
 
 def main():
@@ -38,12 +53,11 @@ def main():
         for r in records:
             if r["kind"] not in ("step", "epoch"):  # "best": the confusion matrix, report only
                 continue
-            prefix = "train/" if r["kind"] == "step" else "val/"
             for key, value in r.items():
                 if key in ("kind", "step") or not isinstance(value, (int, float)) \
-                        or isinstance(value, bool):
+                        or isinstance(value, bool) or not tag_of(r["kind"], key):
                     continue
-                expected.setdefault(prefix + key, {})[r["step"]] = float(value)
+                expected.setdefault(tag_of(r["kind"], key), {})[r["step"]] = float(value)
         acc = EventAccumulator(os.path.join(run_dir, "tensorboard"), size_guidance={"scalars": 0})
         acc.Reload()
         tags = set(acc.Tags()["scalars"])
@@ -61,9 +75,17 @@ def main():
                     failures.append(f"{tag} step {step}: {got[step]} != {want}")
         for f in failures:
             print("FAIL:", f)
-        if not expected.get("train/loss") or not expected.get("val/val_accuracy"):
-            print("FAIL: metrics.jsonl lacks train/loss or val/val_accuracy:", sorted(expected))
-            return 1
+        for wanted in ("train/loss", "val/accuracy", "val/loss", "train/epoch_loss"):
+            if not expected.get(wanted):
+                print(f"FAIL: metrics.jsonl gives no {wanted}:", sorted(expected))
+                return 1
+        epochs = [r for r in records if r["kind"] == "epoch"]
+        got = {e.step: e.value for e in acc.Scalars("val/loss")}
+        if any(abs(got[r["step"]] - r["val_loss"]) > 1e-6 for r in epochs):
+            failures.append(f"val/loss is not the validation loss: {got} vs {epochs}")
+        for misleading in ("val/images_per_s", "val/epoch_seconds", "val/val_loss"):
+            if misleading in tags:
+                failures.append(f"{misleading}: a training figure (or a doubled name) under val/")
         print(f"{len(expected)} scalar tags checked, {sum(len(v) for v in expected.values())} points")
         return 1 if failures else 0
     finally:

@@ -217,6 +217,26 @@ def pretrained_parity(tmp, images, x):
             gap = relative_gap(predicted(out), F.softmax(reference(x), dim=1))
         check(gap < 1e-3, f"pretrained file: probabilities equal timm's pretrained model ({gap:.2e})")
 
+    # A file of the model's own size (a runner export, timm's own state_dict of that model):
+    # loaded whole, classifier included, as timm's load_state_dict(strict=True) loads it (timm's
+    # load_pretrained would drop the classifier: its class count is not the config's 1000).
+    torch.manual_seed(4)
+    own = timm.create_model("efficientnet_b0", in_chans=1, num_classes=10)
+    randomize_trivial(own)
+    own_file = os.path.join(tmp, "effb0.in1c10.safetensors")
+    save_file({k: v.contiguous() for k, v in own.state_dict().items()}, own_file)
+    whole = timm.create_model("efficientnet_b0", in_chans=1, num_classes=10)
+    whole.load_state_dict(load_file(own_file), strict=True)
+    whole.eval()
+    experiment(yaml, tmp, images, "efficientnet_b0", {}, pretrained=own_file, classes=10)
+    code, text = run("predict", yaml, "--output", out, "--set", "predict.format=csv")
+    check(code == 0, f"pretrained file of the model's size: runner predict exits 0\n{text[-1500:]}")
+    if code == 0:
+        with torch.no_grad():
+            gap = (predicted(out) - F.softmax(whole(x), dim=1)).abs().max().item()
+        check(gap < 1e-5, f"a file of the model's own size loads whole, classifier kept "
+                          f"(probabilities {gap:.2e} from timm's load_state_dict)")
+
     # pretrained: true reads timm's default tag from a Hugging Face cache, offline.
     hub = os.path.join(tmp, "hub")
     tag = timm.create_model("efficientnet_b0").pretrained_cfg["tag"]

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "config/experiment.hpp"
 #include "models/pretrained.hpp"
+#include "output/run_summary.hpp"
 #include "run/build_run_parts.hpp"
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
@@ -15,10 +16,15 @@ namespace fs = std::filesystem;
 int command_export(const Args& args) {
   CommandLine cl(
       "export", "RUN_DIR|CHECKPOINT [--output FILE.safetensors]",
-      "Writes a trained checkpoint's model as safetensors with timm's state_dict names,\n"
-      "loadable by timm (timm.create_model(..., pretrained_cfg_overlay=dict(file=FILE)))\n"
-      "or by runner's model.pretrained. A run directory exports checkpoints/best.pt\n"
-      "(else last.pt); the model is rebuilt from the run's config.yaml.");
+      "Writes a trained checkpoint's model as safetensors with timm's state_dict names; its\n"
+      "metadata names the architecture, in_chans, num_classes and the input size. timm gets\n"
+      "the same predictions from it with\n"
+      "  model = timm.create_model(ARCH, in_chans=C, num_classes=N)\n"
+      "  model.load_state_dict(safetensors.torch.load_file(FILE))\n"
+      "(not pretrained_cfg_overlay: timm's load_pretrained drops a classifier whose class count\n"
+      "is not its pretrained config's); runner loads it whole as model.pretrained. A run\n"
+      "directory exports checkpoints/best.pt (else last.pt); the model is rebuilt from the\n"
+      "run's config.yaml.");
   cl.flag("output,o", po::value<std::string>(), "Output file (default: RUN_DIR/model.safetensors)")
       .positional("source", 1);
   if (!cl.parse(args)) return 0;
@@ -43,23 +49,28 @@ int command_export(const Args& args) {
                     " is missing: export needs the run directory's "
                     "config.yaml to rebuild the model");
   auto experiment = config::load_experiment(config.string());
-  const nlohmann::json& model_section = experiment.doc.at("model");
   // The checkpoint has the weights: no data, no optimizer, no model.pretrained. (A timm/<name>
   // model keeps its import's arguments: the cached module is found again, not imported anew.)
   run::PartsRequest request;
   request.data = false;
   request.pretrained = false;
   request.training = false;
-  const auto model = run::build_run_parts(experiment, request).model;
-  train::load_checkpoint(checkpoint.string(), *model, nullptr);
+  const train::RunParts parts = run::build_run_parts(experiment, request);
+  train::load_checkpoint(checkpoint.string(), *parts.model, nullptr);
   const fs::path output =
       cl.has("output") ? fs::path(cl.get<std::string>("output")) : run_dir / "model.safetensors";
-  models::save_model_safetensors(*model, output.string(),
-                                 {{"format", "pt"},
-                                  {"architecture", model_section.at("backbone").get<std::string>()},
-                                  {"source", checkpoint.string()}});
-  std::cout << "wrote " << output.string() << " ("
-            << model_section.at("backbone").get<std::string>() << ", timm state_dict names)\n";
+  std::map<std::string, std::string> metadata = {
+      {"format", "pt"}, {"architecture", parts.about.backbone}, {"source", checkpoint.string()}};
+  if (parts.about.model_options) {
+    metadata["in_chans"] = std::to_string(parts.about.model_options->in_chans);
+    metadata["num_classes"] = std::to_string(parts.about.model_options->num_classes);
+  }
+  // The images the model trained on, as the run recorded them: [channels, height, width].
+  const nlohmann::json summary = output::read_summary(run_dir);
+  if (summary.contains("input_size")) metadata["input_size"] = summary["input_size"].dump();
+  models::save_model_safetensors(*parts.model, output.string(), metadata);
+  std::cout << "wrote " << output.string() << " (" << parts.about.backbone
+            << ", timm state_dict names)\n";
   return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "output/run_summary.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/dry_run.hpp"
+#include "run/preflight.hpp"
 #include "run/run_experiment.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
@@ -34,24 +35,6 @@ std::string joined(const std::string& command, const Args& args) {
   std::string out = "runner " + command;
   for (const auto& a : args) out += " " + a;
   return out;
-}
-
-// Two ranks on one GPU work over Gloo (it stages CUDA tensors through host memory); NCCL
-// refuses them ("Duplicate GPU detected") only once the first collective runs: say so first.
-void check_gpu_sharing(const config::Experiment& e, const config::LaunchOptions& launch) {
-  const std::string& backend = launch.backend;
-  const bool cuda =
-      launch.device == "cuda" || (launch.device == "auto" && torch::cuda::is_available());
-  if (!cuda || backend == "gloo") return;
-  const auto& ids = launch.gpu_ids;
-  for (size_t i = 0; i < ids.size(); ++i)
-    for (size_t j = i + 1; j < ids.size(); ++j)
-      if (ids[i] == ids[j])
-        throw ConfigError(e.marks.value_mark("/launch/gpu_ids").to_string() +
-                          ": launch.gpu_ids gives local ranks " + std::to_string(i) + " and " +
-                          std::to_string(j) + " the same GPU " + std::to_string(ids[i]) +
-                          ": NCCL refuses two ranks on one GPU (launch.backend " + backend +
-                          " uses NCCL on CUDA); set launch.backend=gloo to share a GPU");
 }
 
 // A rank other than 0 failed: its run folder says why (rank 0 wrote what it saw, often only a
@@ -72,17 +55,21 @@ void record_launch_failure(const launch::LaunchResult& launched) {
 // started us provides (none), starts them: the same command line in each child.
 int run_or_spawn(const config::Experiment& e, const std::string& command, const Args& args,
                  const run::RunOptions& options) {
-  const config::ExperimentOptions& experiment_options = e.options;
-  const config::LaunchOptions& launch = experiment_options.launch;
-  check_gpu_sharing(e, launch);
+  const config::LaunchOptions& launch = e.options.launch;
   // Before any rank starts: one line, instead of the same error from every rank.
-  train::require_cuda_if_asked(launch, e.marks.value_mark("/launch/device").to_string() + ": ");
-  train::require_cuda_for_nccl(launch, e.marks.value_mark("/launch/backend").to_string() + ": ");
-  train::require_cuda_for_data_device(experiment_options,
-                                      e.marks.value_mark("/data/device").to_string() + ": ");
+  run::check_devices(e);
+  // Ranks check nothing on disk here: rank 0 may already be writing the folder (it claims it
+  // itself, run/run_folder, for ranks that another launcher started).
+  const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
+  if (!inside_world && !options.predict_only) run::check_output_folder(e, options);
+  if (!inside_world) run::check_model(e);
+  if (!inside_world && options.resume)
+    run::check_checkpoint(
+        e, (std::filesystem::path(options.resume_dir) / "checkpoints" / "last.pt").string(),
+        config::world_processes(launch));
+  if (!inside_world && !options.checkpoint.empty()) run::check_checkpoint(e, options.checkpoint);
   const int nproc = launch.num_processes;
   const int nnodes = launch.nnodes;
-  const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
   if (!inside_world && nproc * nnodes > 1) {
     // Data that does not fit the model: one message before any rank starts, not one per rank
     // (a single process checks for itself, before it writes anything).
@@ -136,6 +123,9 @@ int command_run(const Args& args) {
   add_config_dir_flag(cl);
   cl.flag("dry-run", nullptr,
           "Validate, build the model and data pipeline, print a summary and exit without training")
+      .flag("overwrite", nullptr,
+            "Replace the run that output.run_dir holds (without it, a new run refuses a folder "
+            "that is not new or empty)")
       .flag("resume", po::value<std::string>()->implicit_value(""),
             "Continue a stopped run from its checkpoints/last.pt (default: the newest run)")
       .positional("file", 1);
@@ -144,6 +134,7 @@ int command_run(const Args& args) {
   const bool resume = cl.values().count("resume") > 0;
   run::RunOptions options;
   options.command_line = joined("run", args);
+  options.overwrite = cl.has("overwrite");
   if (resume) {
     // The run folder is the source of truth: its saved config, changed only where a stopped
     // run may change (config::plan_resume refuses the rest).
@@ -152,13 +143,16 @@ int command_run(const Args& args) {
     auto plan = config::plan_resume(files.empty() ? "" : files[0], cl.get<std::string>("resume"),
                                     run_overrides(cl), config_dir(cl));
     config::require_paths_exist(plan.experiment);
-    if (cl.has("dry-run")) {
-      run::dry_run(plan.experiment, std::cout);
-      return 0;
-    }
+    if (options.overwrite)
+      throw ConfigError("runner run --resume " + plan.run_dir +
+                        ": --overwrite replaces a run; a resume continues it: give one of them");
     options.resume = true;
     options.resume_dir = plan.run_dir;
     options.resume_changes = plan.changes;
+    if (cl.has("dry-run")) {
+      run::dry_run(plan.experiment, options, std::cout);
+      return 0;
+    }
     return run_or_spawn(plan.experiment, "run", args, options);
   }
   if (files.size() != 1)
@@ -170,7 +164,7 @@ int command_run(const Args& args) {
   config::require_paths_exist(experiment);
   config::resolve_pretrained(experiment);
   if (cl.has("dry-run")) {
-    run::dry_run(experiment, std::cout);
+    run::dry_run(experiment, options, std::cout);
     return 0;
   }
   return run_or_spawn(experiment, "run", args, options);
@@ -194,6 +188,10 @@ int command_predict(const Args& args) {
       .flag("split", po::value<std::string>(), "test or val (predict.split)")
       .flag("output", po::value<std::string>(),
             "Output file (default: predict.output, in RUN_DIR/predictions/ for a run's weights)")
+      .flag("input", po::value<std::string>(),
+            "A plain folder of images (no class folders) to predict instead of a split: one row "
+            "per file (its path, the predicted class, every class's probability), in "
+            "RUN_DIR/predictions/<folder>.csv unless --output; the run's data is not read")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
   const auto files = cl.list("file");
@@ -212,11 +210,17 @@ int command_predict(const Args& args) {
   options.predict_only = true;
   if (cl.has("output"))
     options.predict_output = std::filesystem::absolute(cl.get<std::string>("output")).string();
+  if (cl.has("input"))
+    options.predict_input = std::filesystem::absolute(cl.get<std::string>("input")).string();
+  // A folder given: the run's data need not be on this machine.
+  const auto require_data = [&](const config::Experiment& e) {
+    if (options.predict_input.empty()) config::require_paths_exist(e);
+  };
   std::string checkpoint = cl.has("checkpoint") ? cl.get<std::string>("checkpoint") : "";
   if (config::is_run_folder(files[0])) {
     // The run folder is the source of truth: the config it was trained with, its weights.
     auto experiment = config::load_run_experiment(files[0], overrides, config_dir(cl));
-    config::require_paths_exist(experiment);
+    require_data(experiment);
     const auto dir = std::filesystem::path(files[0]) / "checkpoints";
     if (checkpoint.empty()) checkpoint = std::filesystem::exists(dir / "best.pt") ? "best" : "last";
     if (checkpoint == "best" || checkpoint == "last") {
@@ -234,7 +238,7 @@ int command_predict(const Args& args) {
     return run_or_spawn(experiment, "predict", args, options);
   }
   auto experiment = config::load_experiment(files[0], overrides, config_dir(cl));
-  config::require_paths_exist(experiment);
+  require_data(experiment);
   if (checkpoint == "best" || checkpoint == "last")
     throw ConfigError("runner predict --checkpoint " + checkpoint +
                       ": best and last name a run folder's checkpoints; give the run folder "

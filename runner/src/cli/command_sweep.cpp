@@ -1,4 +1,5 @@
 #include <iostream>
+#include <set>
 
 #include <torch/cuda.h>
 
@@ -6,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "launch/spawn.hpp"
+#include "run/preflight.hpp"
 #include "runner/error.hpp"
 #include "sweep/sweep_file.hpp"
 #include "sweep/sweep_runner.hpp"
@@ -78,6 +80,21 @@ int command_sweep(const Args& args) {
   if (cl.has("dry-run")) {
     print_points(s);
     return 0;
+  }
+  if (!options.summary_only) {
+    // A timm/<name> a point cannot build fails the sweep now, not after the points before it.
+    std::set<std::string> checked;
+    for (const auto& point : s.points) {
+      if (!checked.insert(point.experiment.at("model").dump()).second) continue;
+      config::Experiment e;
+      e.doc = point.experiment;
+      e.options = point.options;
+      try {
+        run::check_model(e);
+      } catch (const ConfigError& error) {
+        throw ConfigError("sweep point " + point.id + ": " + error.what());
+      }
+    }
   }
   options.executable = launch::self_executable();
   options.sweep_file = files[0];

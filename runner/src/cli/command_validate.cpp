@@ -7,6 +7,7 @@
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
 #include "config/path_keys.hpp"
+#include "run/preflight.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "sweep/sweep_file.hpp"
@@ -44,6 +45,9 @@ int command_validate(const Args& args) {
         if (!cl.has("schema-only")) {
           // The data is reachable: check that it fits the model too.
           config::require_paths_exist(experiment);
+          run::check_devices(experiment);
+          run::check_output_folder(experiment, run::RunOptions{});
+          run::check_model(experiment);
           run::check_data_fits_model(experiment);
         }
         if (!cl.has("quiet")) std::cout << "ok: " << file << "\n";

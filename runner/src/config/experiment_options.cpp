@@ -82,6 +82,8 @@ ExperimentOptions read_experiment_options(const json& doc) {
   d.limit_train = optional<size_t>(doc, "data.limit.train");
   d.limit_val = optional<size_t>(doc, "data.limit.val");
   d.limit_test = optional<size_t>(doc, "data.limit.test");
+  d.check = get<std::string>(doc, "data.check");
+  d.allow_empty_classes = get<bool>(doc, "data.allow_empty_classes");
 
   TrainOptions& t = o.train;
   t.epochs = get<int64_t>(doc, "train.epochs");

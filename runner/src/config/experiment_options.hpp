@@ -44,6 +44,8 @@ struct DataOptions {
   std::string device = "auto";        ///< data.device: auto, loader, cpu, cuda
   double device_memory_share = 0.25;  ///< data.device auto: GPU memory share for the split
   std::optional<size_t> limit_train, limit_val, limit_test;  ///< data.limit.*
+  std::string check = "header";                              ///< data.check: header, full, none
+  bool allow_empty_classes = false;                          ///< data.allow_empty_classes
 };
 
 /// `train.auto_batch`: the search for `train.batch_size: auto`.

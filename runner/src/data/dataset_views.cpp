@@ -5,7 +5,7 @@
 namespace runner::data {
 namespace {
 
-class SubsetDataset : public Dataset {
+class SubsetDataset : public Dataset, public FileBackedDataset {
  public:
   SubsetDataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices, std::string description)
       : base_(std::move(base)), indices_(std::move(indices)), description_(std::move(description)) {
@@ -17,6 +17,7 @@ class SubsetDataset : public Dataset {
   bool has_labels() const override { return base_->has_labels(); }
   int64_t label(size_t index) const override { return base_->label(indices_.at(index)); }
   std::string describe() const override { return description_; }
+  std::string file(size_t index) const override { return sample_file(*base_, indices_.at(index)); }
 
  private:
   std::shared_ptr<Dataset> base_;
@@ -25,6 +26,11 @@ class SubsetDataset : public Dataset {
 };
 
 }  // namespace
+
+std::string sample_file(const Dataset& dataset, size_t index) {
+  const auto* files = dynamic_cast<const FileBackedDataset*>(&dataset);
+  return files ? files->file(index) : std::string();
+}
 
 std::shared_ptr<Dataset> subset_dataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices,
                                         std::string description) {

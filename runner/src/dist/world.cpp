@@ -359,6 +359,43 @@ torch::Tensor interleave_gathered(const torch::Tensor& gathered, const torch::Te
   return rows.index({keep});
 }
 
+std::string broadcast_text(World& world, const std::string& text) {
+  if (!world.distributed()) return text;
+  // The length first, then the bytes (as uint8 on the world's device).
+  constexpr int64_t kMax = 64 * 1024;
+  if (world.is_main() && static_cast<int64_t>(text.size()) > kMax)
+    throw Error("internal: a text of " + std::to_string(text.size()) + " bytes to broadcast");
+  std::vector<torch::Tensor> length = {
+      torch::tensor({world.is_main() ? static_cast<int64_t>(text.size()) : int64_t{0}})
+          .to(world.device())};
+  world.broadcast_(length, 0);
+  const int64_t size = length[0].cpu().item<int64_t>();
+  if (size == 0) return "";
+  torch::Tensor bytes = torch::zeros({size}, torch::kUInt8);
+  if (world.is_main()) std::memcpy(bytes.data_ptr(), text.data(), static_cast<size_t>(size));
+  std::vector<torch::Tensor> buffer = {bytes.to(world.device())};
+  world.broadcast_(buffer, 0);
+  const torch::Tensor received = buffer[0].cpu().contiguous();
+  return std::string(static_cast<const char*>(received.data_ptr()), static_cast<size_t>(size));
+}
+
+void on_main_process(World& world, const std::function<void()>& io) {
+  std::string failure;  // "<exit code> <message>"
+  if (world.is_main()) {
+    try {
+      io();
+    } catch (const Error& e) {
+      failure = std::to_string(e.exit_code()) + " " + e.what();
+    } catch (const std::exception& e) {
+      failure = std::to_string(kExitFailure) + " " + e.what();
+    }
+  }
+  failure = broadcast_text(world, failure);
+  if (failure.empty()) return;
+  const size_t space = failure.find(' ');
+  throw Error(failure.substr(space + 1), std::stoi(failure.substr(0, space)));
+}
+
 torch::Tensor gather_for_metrics(World& world, const torch::Tensor& values,
                                  const torch::Tensor& valid) {
   if (values.dim() < 1 || valid.dim() != 1 || valid.size(0) != values.size(0)) {

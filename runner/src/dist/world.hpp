@@ -92,6 +92,15 @@ class World {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Rank 0's `text` on every rank (a collective; others pass anything). Throws runner::Error
+/// when it is longer than 64 KiB.
+std::string broadcast_text(World& world, const std::string& text);
+
+/// Runs `io` (files, folders) on the main process alone and gives its outcome to every rank (a
+/// collective): when it throws, every rank throws a runner::Error with its message and exit
+/// code, so that all end with the same one line instead of waiting for a rank that left.
+void on_main_process(World& world, const std::function<void()>& io);
+
 /// The error text for a launch.gpu_ids list without an entry for this local rank.
 std::string gpu_ids_too_short(const launch::WorldEnv& env, const std::vector<int>& gpu_ids);
 

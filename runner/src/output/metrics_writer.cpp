@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "output/tfevents_writer.hpp"
@@ -11,15 +12,28 @@
 
 namespace runner::output {
 
+namespace fs = std::filesystem;
+
 double peak_rss_mib() {
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+std::string tensorboard_tag(const std::string& kind, const std::string& key) {
+  if (kind == "step")  // a log window of training steps
+    return key == "peak_rss_mib" ? "system/peak_rss_mib" : "train/" + key;
+  // An epoch record: the validation's metrics (val_<metric>), the training pass's figures.
+  if (key.rfind("val_", 0) == 0) return "val/" + key.substr(4);
+  if (key == "loss") return "train/epoch_loss";
+  if (key == "images_per_s") return "train/epoch_images_per_s";
+  if (key == "epoch_seconds") return "train/epoch_seconds";
+  if (key == "peak_rss_mib" || key == "peak_gpu_mib") return "system/" + key;
+  return "";  // the epoch number is the x of the others
+}
+
 MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
                              bool tensorboard) {
-  namespace fs = std::filesystem;
   columns_ = {"kind",  "epoch",        "step",      "loss",         "lr",
               "scale", "images_per_s", "data_wait", "peak_rss_mib", "val_loss"};
   for (const auto& m : metric_names)
@@ -27,11 +41,12 @@ MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string
   run_dir_ = run_dir;
   const fs::path dir(run_dir);
   const bool fresh_csv = !fs::exists(dir / "metrics.csv");
-  jsonl_.open(dir / "metrics.jsonl", std::ios::app);
-  csv_.open(dir / "metrics.csv", std::ios::app);
+  jsonl_ = util::AppendFile((dir / "metrics.jsonl").string());
+  csv_ = util::AppendFile((dir / "metrics.csv").string());
   if (fresh_csv) {
-    for (size_t i = 0; i < columns_.size(); ++i) csv_ << (i ? "," : "") << columns_[i];
-    csv_ << "\n";
+    std::string header;
+    for (size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + columns_[i];
+    csv_.append(header + "\n");
   }
   if (tensorboard) events_ = std::make_unique<output::TfEventsWriter>(dir / "tensorboard");
 }
@@ -39,7 +54,6 @@ MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string
 MetricsWriter::~MetricsWriter() = default;
 
 void MetricsWriter::drop_records_after(int64_t step) {
-  namespace fs = std::filesystem;
   const fs::path dir(run_dir_);
   jsonl_.close();
   csv_.close();
@@ -73,31 +87,30 @@ void MetricsWriter::drop_records_after(int64_t step) {
     }
   }
   util::write_file_atomically((dir / "metrics.csv").string(), kept);
-  jsonl_.open(dir / "metrics.jsonl", std::ios::app);
-  csv_.open(dir / "metrics.csv", std::ios::app);
+  jsonl_ = util::AppendFile((dir / "metrics.jsonl").string());
+  csv_ = util::AppendFile((dir / "metrics.csv").string());
 }
 
 void MetricsWriter::write(const std::string& kind, int64_t step, const nlohmann::json& values) {
   nlohmann::json record = values;
   record["kind"] = kind;
   record["step"] = step;
-  jsonl_ << record.dump() << "\n";
-  jsonl_.flush();
+  jsonl_.append(record.dump() + "\n");
   if (kind != "step" && kind != "epoch") return;  // e.g. "best": a matrix, for the report only
+  std::string row;
   for (size_t i = 0; i < columns_.size(); ++i) {
-    csv_ << (i ? "," : "");
+    row += i ? "," : "";
     if (record.contains(columns_[i]) && !record[columns_[i]].is_null()) {
       const auto& v = record[columns_[i]];
-      csv_ << (v.is_string() ? v.get<std::string>() : v.dump());
+      row += v.is_string() ? v.get<std::string>() : v.dump();
     }
   }
-  csv_ << "\n";
-  csv_.flush();
+  csv_.append(row + "\n");
   if (events_) {
     for (auto it = values.begin(); it != values.end(); ++it) {
-      if (!it.value().is_number()) continue;
-      events_->add_scalar((kind == "step" ? "train/" : "val/") + it.key(), it.value().get<double>(),
-                          step);
+      const std::string tag = tensorboard_tag(kind, it.key());
+      if (!it.value().is_number() || tag.empty()) continue;
+      events_->add_scalar(tag, it.value().get<double>(), step);
     }
     events_->flush();
   }

@@ -2,12 +2,13 @@
 // The run's metric records: metrics.jsonl (one JSON object per record), metrics.csv (one row per
 // record, a fixed set of columns) and TensorBoard event files. Main process only.
 
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "util/atomic_file.hpp"
 
 namespace runner::output {
 class TfEventsWriter;
@@ -23,7 +24,9 @@ class MetricsWriter {
                 bool tensorboard);
   ~MetricsWriter();
 
-  /// Writes one record: `kind` "step" or "epoch", the optimizer step, and named values.
+  /// Writes one record: `kind` "step" or "epoch", the optimizer step, and named values (to
+  /// TensorBoard under tensorboard_tag). Throws runner::Error (util::write_failure) when a file
+  /// cannot be written.
   void write(const std::string& kind, int64_t step, const nlohmann::json& values);
 
   /// A resume from a checkpoint taken at optimizer step `step`: drops the records written after
@@ -33,10 +36,15 @@ class MetricsWriter {
 
  private:
   std::string run_dir_;
-  std::ofstream jsonl_, csv_;
+  util::AppendFile jsonl_, csv_;
   std::vector<std::string> columns_;
   std::unique_ptr<output::TfEventsWriter> events_;
 };
+
+/// The TensorBoard tag of a record's value: a log window's under train/ (its memory under
+/// system/), an epoch's validation metric val_<m> as val/<m>, its training figures as
+/// train/epoch_loss, train/epoch_images_per_s, train/epoch_seconds; "" for none (the epoch).
+std::string tensorboard_tag(const std::string& kind, const std::string& key);
 
 /// Peak resident memory of this process so far, in MiB.
 double peak_rss_mib();

@@ -12,6 +12,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "runner/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::output {
 
@@ -255,15 +256,16 @@ void save_plot(const std::filesystem::path& png, const std::vector<PlotPanel>& p
 
   std::error_code error;
   if (png.has_parent_path()) std::filesystem::create_directories(png.parent_path(), error);
-  bool written = false;
+  // Encoded in memory, then written whole: a reader never sees half a PNG.
+  std::vector<uchar> bytes;
   try {
-    written = cv::imwrite(png.string(), canvas);
+    if (!cv::imencode(".png", canvas, bytes)) throw Error("OpenCV could not encode it");
   } catch (const cv::Exception& e) {
     throw Error("cannot write plot " + png.string() + ": " + e.what());
   }
-  if (!written)
-    throw Error("cannot write plot " + png.string() +
-                " (check that its folder exists and is writable)");
+  util::AtomicFile file(png.string());
+  file.write(bytes.data(), bytes.size());
+  file.commit();
 }
 
 void save_training_curves(const std::filesystem::path& png, const TrainingHistory& history,

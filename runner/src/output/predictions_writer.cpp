@@ -37,6 +37,14 @@ std::vector<std::string> submission_ids(const std::string& test_file, int64_t ro
   return ids;
 }
 
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 }  // namespace
 
 size_t write_predictions(const torch::Tensor& logits, const std::string& format,
@@ -59,6 +67,29 @@ size_t write_predictions(const torch::Tensor& logits, const std::string& format,
       for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
       text += "\n";
     }
+  }
+  util::write_file_atomically(path.string(), text);
+  return static_cast<size_t>(logits.size(0));
+}
+
+size_t write_file_predictions(const torch::Tensor& logits, const std::vector<std::string>& files,
+                              const std::vector<std::string>& class_names,
+                              const std::filesystem::path& path) {
+  const auto name = [&](int64_t c) {
+    return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)]
+                                                        : std::to_string(c);
+  };
+  const torch::Tensor probs = torch::softmax(logits, 1).contiguous();
+  const auto labels = logits.argmax(1);
+  std::string text = "path,class";
+  for (int64_t c = 0; c < logits.size(1); ++c) text += "," + csv_field("prob_" + name(c));
+  text += "\n";
+  const auto p = probs.accessor<float, 2>();
+  for (int64_t i = 0; i < logits.size(0); ++i) {
+    text += csv_field(files.at(static_cast<size_t>(i))) + "," +
+            csv_field(name(labels[i].item<int64_t>()));
+    for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
+    text += "\n";
   }
   util::write_file_atomically(path.string(), text);
   return static_cast<size_t>(logits.size(0));

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <torch/torch.h>
 
@@ -16,5 +17,12 @@ namespace runner::output {
 /// Returns the rows written. Throws DataError when the sample submission's rows do not match.
 size_t write_predictions(const torch::Tensor& logits, const std::string& format,
                          const std::string& data_file, const std::filesystem::path& path);
+
+/// Writes one row per file of `files` (the rows of `logits`, same order) to `path` atomically:
+/// path,class,prob_<class>... with the predicted class's name (`class_names`, else its index)
+/// and every class's probability. Returns the rows written.
+size_t write_file_predictions(const torch::Tensor& logits, const std::vector<std::string>& files,
+                              const std::vector<std::string>& class_names,
+                              const std::filesystem::path& path);
 
 }  // namespace runner::output

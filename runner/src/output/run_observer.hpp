@@ -54,9 +54,10 @@ struct BestRecord {
 
 /// Training stopped by a signal, with its work saved (checkpoints/last.pt).
 struct StopRecord {
-  std::string signal;          ///< "SIGINT", "SIGTERM"
-  std::string stopped_at;      ///< "epoch 2, batch 14, optimizer step 86"
-  std::string resume_command;  ///< "runner run --resume RUN_DIR"
+  std::string signal;                                ///< "SIGINT", "SIGTERM"
+  std::string stopped_at;                            ///< "epoch 2, batch 14, optimizer step 86"
+  std::string resume_command;                        ///< "runner run --resume RUN_DIR"
+  nlohmann::json fields = nlohmann::json::object();  ///< what else summary.json says (the best)
   int64_t optimizer_steps = 0;
   double seconds = 0;  ///< trained over all the run's segments
 };

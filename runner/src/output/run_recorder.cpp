@@ -47,14 +47,11 @@ void RunRecorder::on_epoch(const EpochRecord& r) {
   metrics_.write("epoch", r.step, record);
   running_status_ =
       "running: epoch " + std::to_string(r.epoch) + " of " + std::to_string(r.epochs) + " done";
-  try {
-    save_training_curves(run_dir_ / "curves.png",
-                         training_history(run_dir_ / "metrics.jsonl", options_.best_metric),
-                         options_.title);
-  } catch (const std::exception& e) {
-    spdlog::warn("could not draw curves.png: {}", e.what());
-  }
-  write_report(running_status_);
+  // A file that cannot be written fails the run (a full disk): it would not record the rest.
+  save_training_curves(run_dir_ / "curves.png",
+                       training_history(run_dir_ / "metrics.jsonl", options_.best_metric),
+                       options_.title);
+  write_run_report(run_dir_, running_status_);
 }
 
 void RunRecorder::on_best(const BestRecord& r) {
@@ -68,7 +65,7 @@ void RunRecorder::on_best(const BestRecord& r) {
   if (!r.validation) return;
   const json examples = confident_mistakes(r.logits, r.labels, *r.validation, r.class_names, 24);
   util::write_file_atomically((run_dir_ / "best_examples.json").string(), examples.dump() + "\n");
-  write_report(running_status_);  // the epoch's page again, with its best record
+  write_run_report(run_dir_, running_status_);  // the epoch's page again, with its best record
 }
 
 void RunRecorder::on_stop(const StopRecord&) {
@@ -77,6 +74,8 @@ void RunRecorder::on_stop(const StopRecord&) {
 
 void RunRecorder::on_end(const RunEnd&) { write_report(run_status_text(read_summary(run_dir_))); }
 
+// The page of a run that has ended, as summary.json (written first) says: a failure to write
+// it is said, and leaves the run's status as summary.json has it.
 void RunRecorder::write_report(const std::string& status) const {
   try {
     write_run_report(run_dir_, status);

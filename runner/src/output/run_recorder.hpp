@@ -29,7 +29,8 @@ class RunRecorder : public RunObserver {
 
   void on_start(std::optional<int64_t> resumed_at) override;
   void on_window(const WindowRecord& record) override;
-  /// The epoch record; curves.png and report.html ("running: epoch k of n done") again.
+  /// The epoch record; curves.png and report.html ("running: epoch k of n done") again. Every
+  /// writer throws runner::Error (util::write_failure) for a file it cannot write.
   void on_epoch(const EpochRecord& record) override;
   void on_best(const BestRecord& record) override;
   /// report.html with how the run ended, as summary.json (written first) says.

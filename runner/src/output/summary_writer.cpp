@@ -8,11 +8,11 @@ SummaryWriter::SummaryWriter(std::filesystem::path run_dir, nlohmann::json base)
     : run_dir_(std::move(run_dir)), summary_(std::move(base)) {}
 
 void SummaryWriter::on_stop(const StopRecord& record) {
-  write("interrupted",
-        {{"signal", record.signal},
-         {"stopped_at", record.stopped_at},
-         {"resume_command", record.resume_command}},
-        record.optimizer_steps, record.seconds);
+  nlohmann::json fields = record.fields;
+  fields.update({{"signal", record.signal},
+                 {"stopped_at", record.stopped_at},
+                 {"resume_command", record.resume_command}});
+  write("interrupted", fields, record.optimizer_steps, record.seconds);
 }
 
 void SummaryWriter::on_end(const RunEnd& end) {

@@ -89,14 +89,19 @@ TfEventsWriter::TfEventsWriter(const std::filesystem::path& dir) {
   path_ = dir / base;
   for (int n = 1; std::filesystem::exists(path_); ++n)
     path_ = dir / (base + "." + std::to_string(n));
-  out_.open(path_, std::ios::binary);
-  if (!out_)
-    throw Error("cannot write TensorBoard events file " + path_.string() + ": " +
-                std::strerror(errno) + " (check the run directory's permissions and free space)");
+  file_ = util::AppendFile(path_.string(), /*truncate=*/true);
   std::string event = event_header(start, 0);
   put_bytes(event, 3, "brain.Event:2");
   write_record(event);
   flush();
+}
+
+TfEventsWriter::~TfEventsWriter() {
+  try {
+    flush();
+  } catch (const std::exception&) {
+    // flush() said so where a caller could act on it.
+  }
 }
 
 void TfEventsWriter::add_scalar(const std::string& tag, double value, int64_t step,
@@ -113,8 +118,8 @@ void TfEventsWriter::add_scalar(const std::string& tag, double value, int64_t st
 }
 
 void TfEventsWriter::flush() {
-  out_.flush();
-  if (!out_) throw Error("writing TensorBoard events file " + path_.string() + " failed");
+  file_.append(pending_);
+  pending_.clear();
 }
 
 void TfEventsWriter::write_record(const std::string& data) {
@@ -122,11 +127,9 @@ void TfEventsWriter::write_record(const std::string& data) {
   std::string header;
   put_little_endian(header, static_cast<uint64_t>(data.size()));
   put_little_endian(header, masked_crc32c(header.data(), header.size()));
-  out_.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out_.write(data.data(), static_cast<std::streamsize>(data.size()));
-  std::string footer;
-  put_little_endian(footer, masked_crc32c(data.data(), data.size()));
-  out_.write(footer.data(), static_cast<std::streamsize>(footer.size()));
+  pending_ += header;
+  pending_ += data;
+  put_little_endian(pending_, masked_crc32c(data.data(), data.size()));
 }
 
 }  // namespace runner::output

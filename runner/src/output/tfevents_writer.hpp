@@ -5,8 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "util/atomic_file.hpp"
 
 namespace runner::output {
 
@@ -21,10 +22,13 @@ class TfEventsWriter {
   /// (".N" appended if that name exists), starting with the file_version "brain.Event:2"
   /// event. Throws runner::Error when the file cannot be written.
   explicit TfEventsWriter(const std::filesystem::path& dir);
+  /// Writes what is left (a failure then is not reported: flush() reports it).
+  ~TfEventsWriter();
 
-  /// Appends one scalar point; `wall_time` in seconds since the epoch (< 0: now).
+  /// Adds one scalar point; `wall_time` in seconds since the epoch (< 0: now).
   void add_scalar(const std::string& tag, double value, int64_t step, double wall_time = -1);
-  /// Makes what was added visible to a reader now (TensorBoard polls the file).
+  /// Writes what was added (a reader sees it now; TensorBoard polls the file). Throws
+  /// runner::Error (util::write_failure) when it cannot be written.
   void flush();
 
   const std::filesystem::path& path() const { return path_; }
@@ -33,7 +37,8 @@ class TfEventsWriter {
   void write_record(const std::string& data);
 
   std::filesystem::path path_;
-  std::ofstream out_;
+  util::AppendFile file_;
+  std::string pending_;  ///< records added since the last flush
 };
 
 }  // namespace runner::output

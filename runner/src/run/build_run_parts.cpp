@@ -80,13 +80,11 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
   const json& doc = e.doc;
   train::RunParts parts;
   parts.about = describe_parts(doc);
-  if (request.data) {
-    parts.splits = build_datasets(e);
-    parts.train_pipeline =
-        data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
-    parts.eval_pipeline =
-        data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
-  }
+  if (request.data) parts.splits = build_datasets(e);
+  parts.train_pipeline =
+      data::build_pipeline(doc.at("data").at("train_transforms"), registries().transforms);
+  parts.eval_pipeline =
+      data::build_pipeline(doc.at("data").at("eval_transforms"), registries().transforms);
   // The factories hold copies of their sections: the parts outlive the document.
   const json model_section = doc.at("model");
   const json optimizer_section = doc.at("optimizer");
@@ -123,6 +121,10 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
     parts.metrics.push_back(
         registries().metrics.at(item.at("name").get<std::string>()).factory(plugin_params(item)));
   return parts;
+}
+
+train::PartsDescription describe_run_parts(const config::Experiment& e) {
+  return describe_parts(e.doc);
 }
 
 std::pair<int64_t, int64_t> count_parameters(const torch::nn::Module& model) {

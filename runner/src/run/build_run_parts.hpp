@@ -15,8 +15,8 @@ namespace runner::run {
 /// Which parts a command needs, and where the model lives.
 struct PartsRequest {
   torch::Device device = torch::kCPU;  ///< where the model is placed
-  bool data = true;                    ///< the splits (data.limit applied) and the pipelines
-  bool model = true;                   ///< the model, seeded from `seed`
+  bool data = true;   ///< the splits (data.limit applied); the pipelines are always built
+  bool model = true;  ///< the model, seeded from `seed`
   /// model.pretrained's weights into the model (false where a checkpoint replaces them).
   bool pretrained = true;
   bool training = true;   ///< the optimizer and the schedule (needs `model`)
@@ -26,6 +26,9 @@ struct PartsRequest {
 /// Builds what `request` asks of the validated experiment `e`; the loss, the metrics and the
 /// part factories always. Throws what the plugins throw (ConfigError, DataError).
 train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest& request);
+
+/// What the parts of `e` are (plugin names, the model's shape options), without building any.
+train::PartsDescription describe_run_parts(const config::Experiment& e);
 
 /// Number of elements of the model's parameters (all, and trainable only).
 std::pair<int64_t, int64_t> count_parameters(const torch::nn::Module& model);

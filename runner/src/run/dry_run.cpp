@@ -2,12 +2,15 @@
 
 #include "config/experiment_options.hpp"
 #include "run/build_run_parts.hpp"
+#include "run/preflight.hpp"
 #include "run/shape_checks.hpp"
 #include "util/counted.hpp"
 
 namespace runner::run {
 
-void dry_run(const config::Experiment& e, std::ostream& out) {
+void dry_run(const config::Experiment& e, const RunOptions& options, std::ostream& out) {
+  check_devices(e);
+  check_output_folder(e, options);
   const config::ExperimentOptions& experiment = e.options;
   const config::LaunchOptions& launch = experiment.launch;
   const int world = config::world_processes(launch);

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "data/folder_dataset.hpp"
 #include "dist/world.hpp"
 #include "output/predictions_writer.hpp"
 #include "train/batch_source.hpp"
@@ -23,11 +25,51 @@ void predict_split(train::Evaluator& evaluator, const RankSetup& setup,
     return;
   }
   const torch::Tensor logits = evaluator.predict_logits(dataset);
-  if (!main) return;
-  const fs::path path = fs::path(output).is_absolute() ? fs::path(output) : fs::path(dir) / output;
-  const size_t rows = output::write_predictions(logits, format, dataset->describe(), path);
-  spdlog::info("wrote {} predictions of the {} split to {}", rows, split, path.string());
+  // Every rank learns whether the file was written: all end with the same line when it was not.
+  dist::on_main_process(*setup.rank.world, [&] {
+    const fs::path path =
+        fs::path(output).is_absolute() ? fs::path(output) : fs::path(dir) / output;
+    const size_t rows = output::write_predictions(logits, format, dataset->describe(), path);
+    spdlog::info("wrote {} predictions of the {} split to {}", rows, split, path.string());
+  });
 }
+
+namespace {
+
+// The class names of the run whose weights predict: the dataset's, else the run folder's
+// classes.txt beside checkpoints/ (the data is not read for a folder of images).
+std::vector<std::string> class_names(const train::RunParts& parts, const RunOptions& options) {
+  if (!parts.splits.class_names.empty()) return parts.splits.class_names;
+  std::vector<std::string> names;
+  if (options.checkpoint.empty()) return names;
+  std::ifstream in(fs::absolute(options.checkpoint).parent_path().parent_path() / "classes.txt");
+  for (std::string line; std::getline(in, line);) names.push_back(line);
+  return names;
+}
+
+// --input FOLDER: every image file in it, a row each, decoded as the model takes images.
+void predict_folder(train::Evaluator& evaluator, const RankSetup& setup,
+                    const train::RunParts& parts, const RunOptions& options,
+                    const std::string& dir) {
+  const int64_t channels =
+      parts.about.model_options ? parts.about.model_options->in_chans : int64_t{3};
+  const auto dataset = data::folder_dataset(options.predict_input, channels);
+  const torch::Tensor logits = evaluator.predict_logits(dataset);
+  dist::on_main_process(*setup.rank.world, [&] {
+    std::vector<std::string> files;
+    for (size_t i = 0; i < dataset->size(); ++i) files.push_back(data::sample_file(*dataset, i));
+    const fs::path path =
+        !options.predict_output.empty()
+            ? fs::path(options.predict_output)
+            : fs::path(dir) / (fs::path(options.predict_input).filename().string() + ".csv");
+    const size_t rows =
+        output::write_file_predictions(logits, files, class_names(parts, options), path);
+    spdlog::info("wrote {} predictions of the images in {} to {}", rows, options.predict_input,
+                 path.string());
+  });
+}
+
+}  // namespace
 
 int predict_run(const RankSetup& setup, const config::ExperimentOptions& experiment,
                 train::RunParts& parts, const RunOptions& options, const std::string& dir) {
@@ -42,11 +84,14 @@ int predict_run(const RankSetup& setup, const config::ExperimentOptions& experim
       experiment.train.eval_batch_size.value_or(2 * *experiment.train.batch_size);
   train::Evaluator evaluator(setup.rank, parts, batches, batch_size,
                              experiment.train.log_every_steps);
+  if (!options.predict_input.empty()) {
+    predict_folder(evaluator, setup, parts, options, dir);
+    return 0;
+  }
   const config::PredictOptions& predict = experiment.predict;
   predict_split(evaluator, setup, parts, predict.split,
                 options.predict_output.empty() ? predict.output : options.predict_output,
                 predict.format, dir);
-  setup.rank.world->barrier();
   return 0;
 }
 

@@ -65,6 +65,14 @@ Precision precision_as_run(Precision wanted, const torch::Device& device, bool m
 
 }  // namespace
 
+std::string started_by(const dist::World& world) {
+  const std::string& source = world.env().source;
+  if (source == "slurm") return "srun";
+  if (source == "mpi") return "mpirun";
+  if (source == "none") return "runner";  // a single process, started as itself
+  return source;                          // runner, torchrun
+}
+
 RankSetup set_up_rank(const config::ExperimentOptions& experiment) {
   const config::LaunchOptions& launch = experiment.launch;
   dist::WorldOptions wo;
@@ -94,6 +102,15 @@ RankSetup set_up_rank(const config::ExperimentOptions& experiment) {
   setup.rank.precision = precision_as_run(experiment.precision, setup.rank.device, world->is_main(),
                                           &setup.precision_reason);
   if (experiment.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
+  // Another launcher decides the world: the run is what it started, which the config may not say.
+  const int configured = config::world_processes(launch);
+  if (world->is_main() && world->world_size() != configured)
+    spdlog::warn(
+        "{} started {} processes but the config says {} (launch.num_processes {} x "
+        "launch.nnodes {}): the run has {}, and its global batch is {} x the per-process "
+        "batch",
+        started_by(*world), world->world_size(), configured, launch.num_processes, launch.nnodes,
+        world->world_size(), world->world_size());
   return setup;
 }
 

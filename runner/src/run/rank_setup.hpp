@@ -9,6 +9,10 @@
 #include "log/native_output.hpp"
 #include "train/run_parts.hpp"
 
+namespace runner::dist {
+class World;
+}
+
 namespace runner::run {
 
 struct RankSetup {
@@ -18,6 +22,10 @@ struct RankSetup {
   /// libtorch's own lines through runner's logger, tagged by rank, while it lives.
   std::unique_ptr<log::NativeOutputCapture> native_output;
 };
+
+/// Who started this world's processes, in a user's words: "runner" (its own launcher, or a
+/// single process), "torchrun", "srun", "mpirun".
+std::string started_by(const dist::World& world);
 
 /// Joins the world and sets the rank up from `experiment`'s launch section, precision and
 /// train.deterministic. Throws ConfigError when the device it names cannot be had.

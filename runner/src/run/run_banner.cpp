@@ -20,11 +20,7 @@ size_t size_of(const std::shared_ptr<data::Dataset>& dataset) {
 std::string world_text(const dist::World& world) {
   const std::string processes = util::counted(world.world_size(), "process", "processes");
   if (world.world_size() == 1) return processes + " (no distributed backend)";
-  static const std::map<std::string, std::string> starters = {
-      {"runner", "runner"}, {"torchrun", "torchrun"}, {"slurm", "SLURM"}, {"mpi", "mpirun"}};
-  const auto starter = starters.find(world.env().source);
-  return processes + (starter != starters.end() ? " started by " + starter->second : "") +
-         ", backend " + world.backend();
+  return processes + " started by " + started_by(world) + ", backend " + world.backend();
 }
 
 }  // namespace
@@ -43,10 +39,15 @@ void log_run_banner(const RankSetup& setup, const config::ExperimentOptions& exp
   if (options.predict_only) {
     spdlog::info("predict: {}, device {}, precision {}, {}", processes, device, precision, threads);
     const std::string& split = experiment.predict.split;
-    spdlog::info("model {}: {} parameters; weights {}; the {} split: {} images",
-                 parts.about.backbone, params,
+    const std::string what =
+        !options.predict_input.empty()
+            ? "the images in " + options.predict_input
+            : "the " + split + " split: " +
+                  std::to_string(size_of(split == "val" ? parts.splits.val : parts.splits.test)) +
+                  " images";
+    spdlog::info("model {}: {} parameters; weights {}; {}", parts.about.backbone, params,
                  options.checkpoint.empty() ? std::string("model.pretrained") : options.checkpoint,
-                 split, size_of(split == "val" ? parts.splits.val : parts.splits.test));
+                 what);
     return;
   }
   const int64_t batch = *experiment.train.batch_size;

@@ -43,6 +43,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
   // A resumed run and a prediction from a checkpoint load their weights from it.
   request.pretrained = !options.resume && options.checkpoint.empty();
   request.announce = world.is_main();
+  request.data = options.predict_input.empty();  // a folder of images replaces the splits
   train::RunParts parts = build_run_parts(e, request);
   // The data fits the model: a single process and the ranks of an external launcher (torchrun,
   // srun, mpirun) check before anything is written; runner's launcher checked before.
@@ -50,7 +51,10 @@ int run_in_world(const config::Experiment& e, const RunOptions& options) {
 
   // train.batch_size: auto -> the largest size every rank fits; config.yaml keeps it.
   nlohmann::json resolved = e.doc;
-  if (!experiment.train.batch_size) {
+  if (!experiment.train.batch_size && !options.predict_input.empty()) {
+    // Predicting a folder trains nothing and reads no split to try batches on.
+    experiment.train.batch_size = experiment.train.eval_batch_size.value_or(64) / 2;
+  } else if (!experiment.train.batch_size) {
     experiment.train.batch_size = train::find_auto_batch_size(setup.rank, parts, experiment);
     resolved["train"]["batch_size"] = *experiment.train.batch_size;
   }

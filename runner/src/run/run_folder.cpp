@@ -15,35 +15,15 @@
 #include "launch/world_env.hpp"
 #include "log/logging.hpp"
 #include "run/environment_report.hpp"
+#include "run/preflight.hpp"
+#include "run/rank_setup.hpp"
 #include "runner/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::run {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Rank 0's string on every rank.
-std::string broadcast_string(dist::World& world, const std::string& text) {
-  if (!world.distributed()) return text;
-  constexpr int64_t kMax = 4096;
-  auto buffer = torch::zeros({kMax}, torch::kInt32);
-  if (world.is_main()) {
-    if (static_cast<int64_t>(text.size()) >= kMax)
-      throw Error("run directory path too long: " + text);
-    for (size_t i = 0; i < text.size(); ++i)
-      buffer[i] = static_cast<int>(static_cast<unsigned char>(text[i]));
-  }
-  std::vector<torch::Tensor> tensors = {buffer.to(world.device())};
-  world.broadcast_(tensors, 0);
-  const auto received = tensors[0].cpu();
-  std::string out;
-  for (int64_t i = 0; i < kMax; ++i) {
-    const int c = received[i].item<int>();
-    if (c == 0) break;
-    out += static_cast<char>(c);
-  }
-  return out;
-}
 
 std::string timestamp() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -64,31 +44,53 @@ std::string choose_run_dir(const config::ExperimentOptions& experiment, const Ru
   return dir.string();
 }
 
-void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+// Makes the folder a rank's files go in; a failure names it and says why.
+void make_folder(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(util::write_failure(dir.string(), ec.value()));
+}
 
-}  // namespace
+// env.json: the machine, and the world that ran (which the config may not say: torchrun and
+// srun decide it).
+std::string run_environment(const dist::World& world) {
+  nlohmann::json env = environment_report();
+  env["world"] = {{"size", world.world_size()}, {"started_by", started_by(world)}};
+  return env.dump(2) + "\n";
+}
 
-std::string open_run_folder(const config::Experiment& e, const nlohmann::json& resolved,
-                            const RunOptions& options, dist::World& world) {
-  const std::string run_dir =
-      broadcast_string(world, world.is_main() ? choose_run_dir(e.options, options) : "");
-  if (world.is_main()) {
-    const fs::path dir(run_dir);
-    fs::create_directories(dir / "logs");
-    fs::create_directories(dir / "checkpoints");
-    if (options.resume) {
-      // config.yaml stays what the run was trained with; run.json records what this resume
-      // changed, command.txt every command that ran the folder.
-      config::record_resume(run_dir, options.command_line, options.resume_changes);
-      std::ofstream(dir / "command.txt", std::ios::app) << options.command_line << "\n";
-    } else {
-      write_text(dir / "config.yaml", config::to_yaml(resolved, config::experiment_key_order()));
-      write_text(dir / "command.txt", options.command_line + "\n");
-      config::write_new_run_record(run_dir, e);
-    }
-    write_text(dir / "env.json", environment_report().dump(2) + "\n");
+// command.txt's line: the command, and who started its processes when another launcher did.
+std::string command_line_of(const RunOptions& options, const dist::World& world) {
+  const std::string starter = started_by(world);
+  if (starter == "runner") return options.command_line + "\n";
+  return options.command_line + "  # started by " + starter + ", " +
+         std::to_string(world.world_size()) + " processes\n";
+}
+
+// The main process makes the run's folder and writes what the run runs with; a resume only
+// adds its command line (what it changes is recorded once its checkpoint is loaded).
+std::string make_run_folder(const config::Experiment& e, const nlohmann::json& resolved,
+                            const RunOptions& options, const dist::World& world) {
+  const std::string run_dir = choose_run_dir(e.options, options);
+  const fs::path dir(run_dir);
+  if (!options.resume) claim_run_folder(e, options, run_dir);
+  make_folder(dir / "logs");
+  make_folder(dir / "checkpoints");
+  if (options.resume) {
+    util::AppendFile(dir / "command.txt").append(command_line_of(options, world));
+    return run_dir;
   }
-  world.barrier();
+  util::write_file_atomically((dir / "config.yaml").string(),
+                              config::to_yaml(resolved, config::experiment_key_order()));
+  util::write_file_atomically((dir / "command.txt").string(), command_line_of(options, world));
+  config::write_new_run_record(run_dir, e);
+  util::write_file_atomically((dir / "env.json").string(), run_environment(world));
+  return run_dir;
+}
+
+// Every rank's log goes to RUN_DIR/logs/rankN.log from here (what it logged before is replayed
+// there).
+void start_rank_log(const std::string& run_dir, const dist::World& world) {
   const std::string log_file =
       (fs::path(run_dir) / "logs" / ("rank" + std::to_string(world.rank()) + ".log")).string();
   log::set_log_file(log_file);
@@ -99,7 +101,25 @@ std::string open_run_folder(const config::Experiment& e, const nlohmann::json& r
   if (!world.is_main())
     spdlog::info("rank {} of {} (local rank {}), run {}", world.rank(), world.world_size(),
                  world.local_rank(), run_dir);
+}
+
+}  // namespace
+
+std::string open_run_folder(const config::Experiment& e, const nlohmann::json& resolved,
+                            const RunOptions& options, dist::World& world) {
+  std::string run_dir;
+  dist::on_main_process(world, [&] { run_dir = make_run_folder(e, resolved, options, world); });
+  run_dir = dist::broadcast_text(world, run_dir);
+  if (!options.resume) start_rank_log(run_dir, world);
   return run_dir;
+}
+
+void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world) {
+  dist::on_main_process(world, [&] {
+    config::record_resume(run_dir, options.command_line, options.resume_changes);
+    util::write_file_atomically((fs::path(run_dir) / "env.json").string(), run_environment(world));
+  });
+  start_rank_log(run_dir, world);
 }
 
 std::string open_prediction_dir(const RunOptions& options, dist::World& world) {
@@ -112,15 +132,15 @@ std::string open_prediction_dir(const RunOptions& options, dist::World& world) {
     if (checkpoint.parent_path().filename() == "checkpoints" && fs::exists(run / "config.yaml"))
       dir = (run / "predictions").string();
   }
-  if (world.is_main()) fs::create_directories(dir);
-  world.barrier();
+  dist::on_main_process(world, [&] { make_folder(dir); });
   return dir;
 }
 
 void write_class_names(const std::string& run_dir, const std::vector<std::string>& names) {
   if (names.empty()) return;
-  std::ofstream classes(fs::path(run_dir) / "classes.txt");
-  for (const auto& c : names) classes << c << "\n";
+  std::string text;
+  for (const auto& c : names) text += c + "\n";
+  util::write_file_atomically((fs::path(run_dir) / "classes.txt").string(), text);
 }
 
 }  // namespace runner::run

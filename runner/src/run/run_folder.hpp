@@ -16,12 +16,19 @@ class World;
 namespace runner::run {
 
 /// Chooses the run folder on the main process (a resume's own, output.run_dir, else
-/// output.root/<name>/<time>) and tells every rank (a collective); makes it with logs/ and
-/// checkpoints/ and writes what the run runs with: config.yaml (`resolved`), command.txt,
-/// run.json and env.json (a resume appends to command.txt and run.json instead of writing
-/// them); then points each rank's log at logs/rankN.log. Returns the folder.
+/// output.root/<name>/<time>) and tells every rank (a collective); a new run claims it
+/// (run/preflight: never another run's folder unless --overwrite replaces it), makes it with
+/// logs/ and checkpoints/ and writes what the run runs with: config.yaml (`resolved`),
+/// command.txt, run.json and env.json, then points each rank's log at logs/rankN.log. A resume
+/// only appends its command line to command.txt: the rest waits for commit_resume. Every rank
+/// throws the main process's error. Returns the folder.
 std::string open_run_folder(const config::Experiment& e, const nlohmann::json& resolved,
                             const RunOptions& options, dist::World& world);
+
+/// A resume whose checkpoint loaded: run.json records what it changed, env.json where it runs,
+/// and each rank's log goes to logs/rankN.log. Before it, a resume has changed nothing of the
+/// folder but command.txt. A collective.
+void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world);
 
 /// Where `runner predict` writes: beside --output; into RUN/predictions/ when the weights are a
 /// run's checkpoint (RUN/checkpoints/x.pt); else the working folder (predict.output relative to

@@ -9,6 +9,7 @@
 #include "data/batch.hpp"
 #include "models/torchscript_error.hpp"
 #include "run/build_run_parts.hpp"
+#include "run/data_checks.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 
@@ -81,6 +82,7 @@ void check_scripted_fits_data(const config::Experiment& e, const train::RunParts
 }  // namespace
 
 void check_data_fits_model(const config::Experiment& e, const train::RunParts& parts) {
+  check_samples(e, parts);
   const data::DatasetSplits& splits = parts.splits;
   const data::Pipeline& train_transforms = parts.train_pipeline;
   const data::Pipeline& eval_transforms = parts.eval_pipeline;

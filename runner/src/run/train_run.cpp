@@ -11,6 +11,7 @@
 #include "output/summary_writer.hpp"
 #include "run/kept_checkpoints.hpp"
 #include "run/predict_run.hpp"
+#include "run/rank_setup.hpp"
 #include "run/run_folder.hpp"
 #include "train/device_options.hpp"
 #include "train/stop_request.hpp"
@@ -23,62 +24,91 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// The images the model takes, as one training sample comes out of the train transforms:
+// [channels, height, width] (export writes it into the model's metadata).
+json input_size(const train::RunParts& parts, uint64_t seed) {
+  if (!parts.splits.train || parts.splits.train->size() == 0) return nullptr;
+  data::Sample sample = parts.splits.train->get(0);
+  parts.train_pipeline.apply(sample, seed, 0, 0);
+  return {sample.image.channels(), sample.image.rows, sample.image.cols};
+}
+
 // What every summary.json of the run says, however it ends.
 json summary_base(const RankSetup& setup, const config::ExperimentOptions& experiment,
-                  const std::string& run_dir) {
+                  const train::RunParts& parts, const std::string& run_dir) {
   const int64_t batch = *experiment.train.batch_size;
   const int64_t accum = experiment.train.grad_accum_steps;
   const int world_size = setup.rank.world->world_size();
   return {{"run_dir", run_dir},
           {"world_size", world_size},
+          {"started_by", started_by(*setup.rank.world)},
           {"precision", config::precision_name(setup.rank.precision)},
           {"precision_config", config::precision_name(experiment.precision)},
           {"precision_reason", setup.precision_reason},
           {"device", setup.rank.device.str()},
           {"grad_accum_steps", accum},
           {"batch_size", batch},
-          {"global_batch", config::global_batch(batch, world_size, accum)}};
+          {"global_batch", config::global_batch(batch, world_size, accum)},
+          {"input_size", input_size(parts, experiment.seed)}};
 }
 
-// What a finished run's summary.json adds: its results, and what the run really ran with (read
-// from the objects, not the config).
-json finished_fields(const train::TrainingLoop& loop, const train::MetricValues& last,
-                     const train::MetricValues& best, const config::TrainOptions& train,
-                     const std::vector<std::pair<std::string, uintmax_t>>& kept, double rss_total,
-                     const train::RunParts& parts, const torch::Device& device) {
-  const auto best_value = loop.best().value();
+// The best epoch so far, in every summary once there is one (also of a stopped or failed run).
+json best_so_far(const train::TrainingLoop& loop) {
+  const train::BestTracker& best = loop.best();
+  json fields = {{"best",
+                  {{"metric", best.metric()},
+                   {"mode", best.mode()},
+                   {"value", best.value() ? json(*best.value()) : json(nullptr)}}}};
+  if (best.value()) fields["best"]["epoch"] = best.epoch();
+  if (const auto& stop = loop.early_stopped())
+    fields["early_stopped"] = {{"epoch", stop->epoch}, {"reason", stop->reason}};
+  return fields;
+}
+
+// What the training got to once its best weights are evaluated: kept in summary.json however
+// the run ends after it (a prediction that fails does not take the training's results).
+json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& last,
+                    const train::MetricValues& best, const train::RunParts& parts,
+                    const torch::Device& device) {
   const auto images_per_s = loop.train_images_per_s();
   const data::LoaderStats loader = loop.train_loader_stats();
-  json fields = {
-      {"last_metrics", last},
-      {"best_metrics", best},
-      // What a sweep ranks its points by: train.best.metric, its direction and the best value.
-      {"best",
-       {{"metric", loop.best().metric()},
-        {"mode", loop.best().mode()},
-        {"value", best_value ? json(*best_value) : json(nullptr)}}},
-      {"train_images_per_s", images_per_s ? json(*images_per_s) : json(nullptr)},
-      {"first_step_unix_time", loop.first_step_unix_time()},
-      {"mean_epoch_seconds", loop.mean_epoch_seconds()},
-      {"peak_rss_mib_all_ranks", rss_total},
-      {"peak_gpu_mib", train::peak_gpu_mib(device)},  // rank 0's GPU; 0 on CPU
-      // launch.cudnn_benchmark, train.deterministic as libtorch was really set.
-      {"torch_settings",
-       {{"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
-        {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}}},
-      // data.num_workers, data.prefetch_batches, data.device and train.channels_last as run.
-      {"train_loader",
-       {{"worker_threads", loader.worker_threads},
-        {"prefetch_batches", loader.prefetch},
-        {"batches_made_on", loader.made_on}}},
-      {"model_memory_format", train::memory_format_of(*parts.model)},
-      {"checkpoints", {{"policy", train.checkpoints}, {"kept", json::object()}}}};
-  for (const auto& [name, bytes] : kept) fields["checkpoints"]["kept"][name] = bytes;
+  json fields = best_so_far(loop);
+  fields.update(
+      {{"last_metrics", last},
+       {"best_metrics", best},
+       {"train_images_per_s", images_per_s ? json(*images_per_s) : json(nullptr)},
+       {"first_step_unix_time", loop.first_step_unix_time()},
+       {"mean_epoch_seconds", loop.mean_epoch_seconds()},
+       {"peak_gpu_mib", train::peak_gpu_mib(device)},  // rank 0's GPU; 0 on CPU
+       // launch.cudnn_benchmark, train.deterministic as libtorch was really set.
+       {"torch_settings",
+        {{"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
+         {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}}},
+       // data.num_workers, data.prefetch_batches, data.device and train.channels_last as run.
+       {"train_loader",
+        {{"worker_threads", loader.worker_threads},
+         {"prefetch_batches", loader.prefetch},
+         {"batches_made_on", loader.made_on}}},
+       {"model_memory_format", train::memory_format_of(*parts.model)}});
   if (const dist::DataParallel* dp = loop.data_parallel())  // train.bucket_cap_mb, ...
     fields["gradient_sync"] = {{"buckets", dp->bucket_count()},
                                {"find_unused_parameters", dp->options().find_unused_parameters},
                                {"transport", dp->transport()}};
   return fields;
+}
+
+// The run folder's files, written by the main process alone: summary.json first, then the
+// records and report.html, which shows what summary.json says.
+void add_observers(output::ObserverChain& observers, const RankSetup& setup,
+                   const config::ExperimentOptions& experiment, const train::RunParts& parts,
+                   const std::string& run_dir) {
+  observers.add(std::make_unique<output::SummaryWriter>(
+      run_dir, summary_base(setup, experiment, parts, run_dir)));
+  std::vector<std::string> metric_names;
+  for (const auto& m : parts.metrics) metric_names.push_back(m->name());
+  observers.add(std::make_unique<output::RunRecorder>(
+      run_dir, output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric,
+                                       experiment.output.tensorboard}));
 }
 
 // Stopped by a signal with its work saved: the run folder says where and how to go on.
@@ -91,13 +121,13 @@ int record_stop(const train::TrainingLoop& loop, int signo, output::RunObserver&
                     std::to_string(p.batches_done) + ", optimizer step " +
                     std::to_string(p.optimizer_steps);
   stop.resume_command = "runner run --resume " + run_dir;
+  stop.fields = best_so_far(loop);
   stop.optimizer_steps = p.optimizer_steps;
   stop.seconds = loop.run_seconds();
-  observer.on_stop(stop);
+  dist::on_main_process(world, [&] { observer.on_stop(stop); });
   if (world.is_main())
     spdlog::warn("interrupted by {} at {}; the run folder keeps its work: continue with {}",
                  stop.signal, stop.stopped_at, stop.resume_command);
-  world.barrier();
   return train::exit_code_for_stop(signo);
 }
 
@@ -108,67 +138,68 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   dist::World& world = *setup.rank.world;
   const bool main = world.is_main();
   const config::TrainOptions& train = experiment.train;
-  if (main) write_class_names(run_dir, parts.splits.class_names);
-  // The run folder's files, written by the main process alone: summary.json first, then the
-  // records and report.html, which shows what summary.json says.
-  output::ObserverChain observers;
-  if (main) {
-    observers.add(
-        std::make_unique<output::SummaryWriter>(run_dir, summary_base(setup, experiment, run_dir)));
-    std::vector<std::string> metric_names;
-    for (const auto& m : parts.metrics) metric_names.push_back(m->name());
-    observers.add(std::make_unique<output::RunRecorder>(
-        run_dir, output::RecorderOptions{experiment.name, metric_names, train.best.metric,
-                                         experiment.output.tensorboard}));
-  }
   train::BatchSource batches(setup.rank, parts, experiment.data, experiment.seed);
   train::Evaluator evaluator(setup.rank, parts, batches,
                              train.eval_batch_size.value_or(2 * *train.batch_size),
                              train.log_every_steps);
+  output::ObserverChain observers;  // filled once the run is the folder's to write
   train::TrainingLoop loop(setup.rank, parts, experiment, batches, evaluator, observers,
                            (fs::path(run_dir) / "checkpoints").string());
   // From here a SIGINT/SIGTERM stops the run at the next step with its work saved (runner's
   // launcher says so itself, once for all ranks).
   train::StopRequestHandler stop_handler(main && !launch::launched_by_runner());
-  train::MetricValues last, best;
+  if (options.resume) {
+    // Until its checkpoint has loaded a resume has changed nothing but command.txt: a damaged
+    // or refused checkpoint leaves the run it could not continue as it was.
+    loop.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
+    commit_resume(run_dir, options, world);
+  } else {
+    dist::on_main_process(world, [&] { write_class_names(run_dir, parts.splits.class_names); });
+  }
+  if (main) add_observers(observers, setup, experiment, parts, run_dir);
+
+  json trained;  // what the training got to, kept however the run ends after it
+  std::string stage = "train";
+  train::MetricValues best;
   try {
-    if (options.resume) loop.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
     const train::FitResult fit = loop.fit();
     if (fit.stopped_by) return record_stop(loop, fit.stopped_by, observers, world, run_dir);
-    last = fit.last;
+    stage = "evaluate";
     loop.load_best();
     best = evaluator.evaluate().metrics;
+    trained = trained_fields(loop, fit.last, best, parts, setup.rank.device);
+    stage = "predict";
     const config::PredictOptions& predict = experiment.predict;
     if (predict.enabled)
       predict_split(evaluator, setup, parts, predict.split, predict.output, predict.format,
                     run_dir);
   } catch (const std::exception& err) {
-    // A failed run's summary and report show what it got to, and why it ended.
+    // A failed run's summary and report show what it got to, where and why it ended; the
+    // checkpoints stay (runner predict RUN_DIR redoes a failed prediction).
+    json fields = trained.is_object() ? trained : best_so_far(loop);
+    fields["error"] = err.what();
+    fields["failed_stage"] = stage;
     try {
-      observers.on_end(
-          {"failed", {{"error", err.what()}}, loop.position().optimizer_steps, loop.run_seconds()});
+      observers.on_end({"failed", fields, loop.position().optimizer_steps, loop.run_seconds()});
     } catch (const std::exception& e) {
-      spdlog::warn("could not write summary.json: {}", e.what());
+      spdlog::warn("could not record the failure in {}: {}", run_dir, e.what());
     }
     throw;
   }
-  // train.checkpoints: what the finished run keeps. Every rank is past reading best.pt here.
-  world.barrier();
-  std::vector<std::pair<std::string, uintmax_t>> kept;
-  if (main) kept = keep_checkpoints(run_dir, train.checkpoints);
   // Peak memory of every rank, summed (the main process writes it).
   const double rss_total = world.all_reduce(output::peak_rss_mib(), dist::ReduceOp::kSum);
-  if (main) {
-    observers.on_end(
-        {"finished",
-         finished_fields(loop, last, best, train, kept, rss_total, parts, setup.rank.device),
-         loop.position().optimizer_steps, loop.run_seconds()});
+  dist::on_main_process(world, [&] {
+    // train.checkpoints: what the finished run keeps. Every rank is past reading best.pt here.
+    const auto kept = keep_checkpoints(run_dir, train.checkpoints);
+    trained["peak_rss_mib_all_ranks"] = rss_total;
+    trained["checkpoints"] = {{"policy", train.checkpoints}, {"kept", json::object()}};
+    for (const auto& [name, bytes] : kept) trained["checkpoints"]["kept"][name] = bytes;
+    observers.on_end({"finished", trained, loop.position().optimizer_steps, loop.run_seconds()});
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
     spdlog::info("done in {:.1f} s; best weights:{}; checkpoints: {}; run directory {}",
                  loop.run_seconds(), line, checkpoints_text(kept), run_dir);
-  }
-  world.barrier();
+  });
   return 0;
 }
 

@@ -1,8 +1,6 @@
 #include "train/checkpoint.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -11,18 +9,12 @@
 
 #include "dist/world.hpp"
 #include "runner/error.hpp"
+#include "util/atomic_file.hpp"
 
 namespace runner::train {
 namespace fs = std::filesystem;
 
 namespace {
-
-void fsync_path(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
 
 // Copies the archive's values INTO the module's existing tensors, mirroring Module::save's layout
 // (parameters, buffers, then one sub-archive per child). Module::load would `set_` them instead,
@@ -77,20 +69,16 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::O
   archive.write("meta", c10::IValue(content.meta.dump()));
   if (content.rng_states.defined()) archive.write("rng_states", content.rng_states);
 
-  // Beside the old file, then switch: a crash at any point leaves one complete checkpoint.
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write checkpoint '" + tmp + "': " + std::strerror(errno));
-    archive.save_to(out);
-    out.flush();
-    if (!out) throw Error("cannot write checkpoint '" + tmp + "' (disk full?)");
-  }
-  fsync_path(tmp, false);
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot move checkpoint '" + tmp + "' to '" + path + "': " + ec.message());
-  fsync_path(fs::path(path).parent_path().string(), true);
+  // Beside the old file, then switch: a crash at any point leaves one complete checkpoint. The
+  // bytes go through our own writes: torch's writer would throw from its destructor on a full
+  // disk (the process aborts); ours remembers the failure and commit() reports it in one line,
+  // the temporary file removed.
+  util::AtomicFile file(path);
+  archive.save_to([&file](const void* data, size_t size) {
+    file.write(data, size);
+    return size;
+  });
+  file.commit();
 }
 
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
@@ -131,11 +119,13 @@ void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn:
   CheckpointContent content;
   content.meta = std::move(meta);
   content.rng_states = world.all_gather(cpu_rng_state().to(torch::kFloat)).to(torch::kUInt8);
-  if (world.is_main()) {
-    fs::create_directories(fs::path(path).parent_path());
+  // Every rank learns whether it was written: all end with the same line when it was not.
+  dist::on_main_process(world, [&] {
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) throw Error(util::write_failure(fs::path(path).parent_path().string(), ec.value()));
     save_checkpoint(path, model, optimizer, content);
-  }
-  world.barrier();
+  });
 }
 
 }  // namespace runner::train

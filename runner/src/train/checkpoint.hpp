@@ -37,7 +37,8 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
 
 /// Saves the run's checkpoint `path` from every rank (a collective): each rank's CPU generator
 /// state travels to the main process, which alone writes (model, the optimizer when given, and
-/// `meta`); the others wait until it is written.
+/// `meta`); the others wait until it is written, and every rank throws the same runner::Error
+/// when it could not be (a full disk: util::write_failure's line).
 void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn::Module& model,
                          optim::Optimizer* optimizer, nlohmann::json meta);
 

@@ -9,14 +9,14 @@
 
 namespace runner::train {
 
-std::vector<double> schedule_lrs(const RunParts& parts, int64_t steps_per_epoch, int64_t epochs,
-                                 bool main) {
+std::vector<double> schedule_lrs(const RunParts& parts, int64_t steps_per_epoch,
+                                 int64_t total_steps, bool main) {
   optim::ScheduleContext context;
   // The lr the optimizer plugin was built with (its first group's): the core reads no plugin
   // parameter, so an optimizer whose parameters name no `lr` works too.
   context.base_lr = optim::first_group_lr(parts.optimizer->torch_optimizer());
   context.steps_per_epoch = steps_per_epoch;
-  context.total_steps = steps_per_epoch * epochs;
+  context.total_steps = total_steps;
   const auto scheduler = parts.make_scheduler(context);
   if (const std::string note = scheduler->adjustment(); !note.empty() && main)
     spdlog::warn("{}", note);

@@ -41,11 +41,11 @@ struct WindowReading {
   double scale = 1;                   ///< the loss scale (1 without fp16)
 };
 
-/// The lr of every optimizer step of a run of `steps_per_epoch` x `epochs` steps, tabulated from
-/// the scheduler the parts make; `main`: says its adjustment to the run (a warmup longer than
-/// the run) once.
-std::vector<double> schedule_lrs(const RunParts& parts, int64_t steps_per_epoch, int64_t epochs,
-                                 bool main);
+/// The lr of every optimizer step of a run of `total_steps` steps (`steps_per_epoch` an epoch),
+/// tabulated from the scheduler the parts make; `main`: says its adjustment to the run (a
+/// warmup longer than the run) once.
+std::vector<double> schedule_lrs(const RunParts& parts, int64_t steps_per_epoch,
+                                 int64_t total_steps, bool main);
 
 class StepRig {
  public:

@@ -36,18 +36,18 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
   loader_ = batches.training_loader(*train_.batch_size);
   num_batches_ = static_cast<int64_t>(loader_->num_batches());
   const int64_t accum = train_.grad_accum_steps;
-  const int64_t steps_per_epoch = (num_batches_ + accum - 1) / accum;
+  steps_per_epoch_ = (num_batches_ + accum - 1) / accum;
+  schedule_steps_ = steps_per_epoch_ * train_.epochs;
   // metrics.jsonl's step records (the report's curves): at least report_points over the run, at
   // most one per step, never sparser than train.log_every_steps (the console's cadence). A run
   // of 15 steps has 15 points; one of 100000 steps one per log_every_steps.
-  const int64_t all_steps = steps_per_epoch * train_.epochs;
-  const int64_t run_steps = std::min(all_steps, train_.max_steps.value_or(all_steps));
+  const int64_t run_steps = std::min(schedule_steps_, train_.max_steps.value_or(schedule_steps_));
   record_every_ = std::clamp<int64_t>(run_steps / std::max<int64_t>(1, train_.report_points), 1,
                                       train_.log_every_steps);
   StepRigOptions rig;
   rig.clip_grad_norm = train_.clip_grad_norm;
   rig.gradient_sync = train_.gradient_sync;
-  rig.lrs = schedule_lrs(parts, steps_per_epoch, train_.epochs, rank.world->is_main());
+  rig.lrs = schedule_lrs(parts, steps_per_epoch_, schedule_steps_, rank.world->is_main());
   position_.lr = rig.lrs.front();
   rig_ = std::make_unique<StepRig>(rank, parts.model, *parts.optimizer, *parts.loss, rig);
 }
@@ -78,16 +78,34 @@ void TrainingLoop::resume_from(const std::string& checkpoint) {
   if (content.rng_states.defined() && content.rng_states.size(0) > rank)
     set_cpu_rng_state(content.rng_states[rank].clone());  // offset 0: 2.x reads from the start
   resumed_at_ = position_.optimizer_steps;
-  if (rank_.world->is_main())
-    spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
-                 position_.epoch + 1, position_.batches_done, position_.optimizer_steps);
+  if (!rank_.world->is_main()) return;
+  spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
+               position_.epoch + 1, position_.batches_done, position_.optimizer_steps);
+  if (state.schedule_steps > 0 && state.schedule_steps != schedule_steps_)
+    say_schedule_change(state.schedule_steps);
+}
+
+// A resume that trains longer (or shorter) stretches the schedule over the new length: its lr
+// jumps where it continues. Said once, with the numbers.
+void TrainingLoop::say_schedule_change(int64_t from_steps) const {
+  const int64_t step = position_.optimizer_steps;
+  const auto before = schedule_lrs(parts_, steps_per_epoch_, from_steps, false);
+  const auto now = schedule_lrs(parts_, steps_per_epoch_, schedule_steps_, false);
+  const auto at = [step](const std::vector<double>& lrs) {
+    return lrs[static_cast<size_t>(std::min<int64_t>(step, static_cast<int64_t>(lrs.size()) - 1))];
+  };
+  spdlog::warn(
+      "the resumed run has {} optimizer steps, the run before had {} (train.epochs): "
+      "the {} schedule spans the new length, so the lr at step {} is {:.4g} where it "
+      "would have been {:.4g}",
+      schedule_steps_, from_steps, parts_.about.scheduler, step, at(now), at(before));
 }
 
 FitResult TrainingLoop::fit() {
   const bool main = rank_.world->is_main();
   observer_.on_start(resumed_at_);
   FitResult result;
-  while (position_.epoch < train_.epochs && !finished_) {
+  while (position_.epoch < train_.epochs && !early_stopped_) {
     const auto epoch_start = Clock::now();
     const int64_t epoch = position_.epoch;
     const EpochResult r = train_epoch();
@@ -267,18 +285,20 @@ void TrainingLoop::judge_epoch(const Evaluation& evaluation) {
                    epoch);
   }
   if (best_.patience_exhausted()) {
-    if (main)
-      spdlog::info("early stopping: no {} improvement for {} epoch(s); best {:.4f} at epoch {}",
-                   best_.metric(), best_.patience(), *best_.value(), best_.epoch());
-    finished_ = true;
+    early_stopped_ = EarlyStop{
+        epoch, fmt::format("no {} improvement for {} epoch(s); best {:.4f} "
+                           "at epoch {}",
+                           best_.metric(), best_.patience(), *best_.value(), best_.epoch())};
+    if (main) spdlog::info("early stopping: {}", early_stopped_->reason);
   }
 }
 
 void TrainingLoop::save(const std::string& name, bool with_optimizer) {
   // The position saved is the host's: what the device has summed since the last read joins it.
   if (position_.unread()) read_window();
-  const CheckpointState state{position_, best_.to_json(), rig_->scaler().state(),
-                              rank_.world->world_size(), run_seconds()};
+  const CheckpointState state{
+      position_,     best_.to_json(), rig_->scaler().state(), rank_.world->world_size(),
+      run_seconds(), schedule_steps_};
   save_run_checkpoint(
       *rank_.world, (std::filesystem::path(checkpoint_dir_) / (name + ".pt")).string(),
       *parts_.model, with_optimizer ? parts_.optimizer.get() : nullptr, state.to_json());

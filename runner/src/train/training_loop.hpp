@@ -23,6 +23,12 @@
 
 namespace runner::train {
 
+/// Why training ended before train.epochs: early stopping, at which epoch.
+struct EarlyStop {
+  int64_t epoch = 0;
+  std::string reason;  ///< "no accuracy improvement for 2 epochs; best 0.9100 at epoch 3"
+};
+
 /// How fit() ended.
 struct FitResult {
   MetricValues last;   ///< the last validation's metrics (empty without a validation split)
@@ -59,6 +65,8 @@ class TrainingLoop {
   double mean_epoch_seconds() const;
   data::LoaderStats train_loader_stats() const { return loader_->stats(); }
   const dist::DataParallel* data_parallel() const { return rig_->data_parallel(); }
+  /// Set when early stopping ended the run.
+  const std::optional<EarlyStop>& early_stopped() const { return early_stopped_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -74,6 +82,7 @@ class TrainingLoop {
   void read_window();
   void record_window();
   void report_epoch(const EpochResult& r, double seconds, bool complete, const Evaluation& eval);
+  void say_schedule_change(int64_t from_steps) const;
   void judge_epoch(const Evaluation& eval);
   void save(const std::string& name, bool with_optimizer);
   int64_t batches_after_this_epoch() const;
@@ -93,7 +102,8 @@ class TrainingLoop {
   int64_t num_batches_ = 0;
   int64_t record_every_ = 1;  ///< optimizer steps between step records
   std::optional<int64_t> resumed_at_;
-  bool finished_ = false;  ///< early stopping
+  std::optional<EarlyStop> early_stopped_;
+  int64_t steps_per_epoch_ = 0, schedule_steps_ = 0;
   std::optional<double> images_per_s_;
   double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0, seconds_before_ = 0;
   int64_t epochs_timed_ = 0;

@@ -73,6 +73,7 @@ json CheckpointState::to_json() const {
   meta["scaler"] = {{"scale", scaler.scale}, {"growth_tracker", scaler.growth_tracker}};
   meta["world_size"] = world_size;
   meta["run_seconds"] = run_seconds;
+  meta["schedule_steps"] = schedule_steps;
   return meta;
 }
 
@@ -92,6 +93,7 @@ CheckpointState CheckpointState::from_json(const json& meta, const std::string& 
                   meta.at("scaler").at("growth_tracker").get<int64_t>()};
   state.world_size = written_by;
   state.run_seconds = meta.value("run_seconds", 0.0);
+  state.schedule_steps = meta.value("schedule_steps", int64_t{0});
   return state;
 }
 

@@ -53,7 +53,8 @@ struct CheckpointState {
   nlohmann::json best = nlohmann::json::object();  ///< BestTracker::to_json()
   GradScalerState scaler;
   int world_size = 1;
-  double run_seconds = 0;  ///< trained over all the run's segments
+  double run_seconds = 0;      ///< trained over all the run's segments
+  int64_t schedule_steps = 0;  ///< the optimizer steps the schedule spanned; 0: not recorded
 
   nlohmann::json to_json() const;
   /// Reads the meta of `checkpoint`; throws ConfigError when `world_size` is not the one that

@@ -163,5 +163,22 @@ TEST(DataParallelSingle, LeavesTrainingUntouchedAndDropsGradients) {
   EXPECT_THROW(DataParallel(world, model.ptr(), bad), ConfigError);
 }
 
+// What the main process alone does on disk, every rank learns: its error, with its exit code
+// (a config problem stays exit 2), so that every rank ends with the same line.
+TEST(World, OnMainProcessGivesItsErrorToEveryRank) {
+  auto world = World::single();
+  bool ran = false;
+  on_main_process(*world, [&] { ran = true; });
+  EXPECT_TRUE(ran);
+  try {
+    on_main_process(*world, [] { throw ConfigError("output.run_dir X holds another run"); });
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_STREQ(e.what(), "output.run_dir X holds another run");
+  }
+  EXPECT_EQ(broadcast_text(*world, "run dir"), "run dir");
+}
+
 }  // namespace
 }  // namespace runner::dist

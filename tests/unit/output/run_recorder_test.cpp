@@ -139,5 +139,16 @@ TEST(RunRecorder, TheEndsReportSaysWhatTheSummarySays) {
   EXPECT_NE(page.find("interrupted by SIGTERM at epoch 1, batch 3"), std::string::npos);
 }
 
+// TensorBoard's tags say what a value is: an epoch's loss is its training loss, not val/loss.
+TEST(TensorboardTag, NamesWhatAValueIs) {
+  EXPECT_EQ(tensorboard_tag("step", "loss"), "train/loss");
+  EXPECT_EQ(tensorboard_tag("step", "peak_rss_mib"), "system/peak_rss_mib");
+  EXPECT_EQ(tensorboard_tag("epoch", "val_loss"), "val/loss");
+  EXPECT_EQ(tensorboard_tag("epoch", "val_accuracy"), "val/accuracy");
+  EXPECT_EQ(tensorboard_tag("epoch", "loss"), "train/epoch_loss");
+  EXPECT_EQ(tensorboard_tag("epoch", "images_per_s"), "train/epoch_images_per_s");
+  EXPECT_EQ(tensorboard_tag("epoch", "epoch"), "") << "the epoch number is the x";
+}
+
 }  // namespace
 }  // namespace runner::output

@@ -52,7 +52,7 @@ TEST(StepRig, AWindowReadSaysWhatTheStepsLeft) {
 
 TEST(StepRig, TheScheduleTablesTheSchedulersLearningRates) {
   Rigged r({"scheduler.name=step", "scheduler.step_size=1", "scheduler.gamma=0.5"});
-  const std::vector<double> lrs = schedule_lrs(r.parts, 2, 3, false);
+  const std::vector<double> lrs = schedule_lrs(r.parts, 2, 6, false);
   ASSERT_EQ(lrs.size(), 7u) << "every step of 3 epochs of 2, and the one after";
   EXPECT_DOUBLE_EQ(lrs[0], 0.01);
   EXPECT_DOUBLE_EQ(lrs[2], 0.01 * 0.5) << "step_size counts epochs";

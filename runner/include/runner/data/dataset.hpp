@@ -36,6 +36,21 @@ class Dataset {
   virtual std::string describe() const { return ""; }
 };
 
+/// Implemented beside Dataset by a dataset whose samples are files (image_folder): the checks
+/// before training read their headers (data.check: header) and name the file of a sample that
+/// cannot be used. A dataset that is not one is checked by decoding its samples. (A second base
+/// class, not a virtual of Dataset: plugins built for ABI 2 keep working.)
+class FileBackedDataset {
+ public:
+  virtual ~FileBackedDataset() = default;
+  /// The file sample `index` is read from.
+  virtual std::string file(size_t index) const = 0;
+};
+
+/// The file sample `index` of `dataset` comes from, when the dataset reads files and says so;
+/// "" otherwise. Views (data.limit, validation subsets) pass the question on.
+std::string sample_file(const Dataset& dataset, size_t index);
+
 /// The three splits an experiment uses; `val` and `test` may be null when the data has none.
 struct DatasetSplits {
   std::shared_ptr<Dataset> train;
