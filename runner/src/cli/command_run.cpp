@@ -7,6 +7,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/relaunch.hpp"
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
 #include "config/experiment_options.hpp"
@@ -70,7 +71,9 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   if (!inside_world && !options.checkpoint.empty()) run::check_checkpoint(e, options.checkpoint);
   const int nproc = launch.num_processes;
   const int nnodes = launch.nnodes;
-  if (!inside_world && nproc * nnodes > 1) {
+  // Several ranks, or restarts to make: runner's own launcher (a single process that may
+  // restart runs as one rank of it).
+  if (!inside_world && (nproc * nnodes > 1 || (launch.max_restarts > 0 && !options.predict_only))) {
     // Data that does not fit the model: one message before any rank starts, not one per rank
     // (a single process checks for itself, before it writes anything).
     run::check_data_fits_model(e);
@@ -88,11 +91,12 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     if (so.master_port == 0 && nnodes > 1) so.master_port = 29500;
     std::unique_ptr<dist::RendezvousHost> rendezvous;  // lives until every rank has ended
     so.host_rendezvous = [&](int port) {
+      rendezvous.reset();  // a restart's store takes the port of the last one's
       rendezvous = std::make_unique<dist::RendezvousHost>(so.master_addr, port, nproc * nnodes,
                                                           launch.timeout_s);
       return rendezvous->port();
     };
-    const launch::LaunchResult launched = launch::spawn_ranks(so);
+    const launch::LaunchResult launched = launch_with_restarts(so, launch);
     record_launch_failure(launched);
     return launched.exit_code;
   }

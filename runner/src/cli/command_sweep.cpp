@@ -8,12 +8,31 @@
 #include "cli/run_flags.hpp"
 #include "launch/spawn.hpp"
 #include "run/preflight.hpp"
+#include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "sweep/sweep_file.hpp"
 #include "sweep/sweep_runner.hpp"
 
 namespace runner::cli {
 namespace {
+
+// Each point's devices, model (a timm/<name> imports) and data (data.check, the model's
+// classes and channels); the data and the model once per distinct section. A problem names
+// the point.
+void check_points(const sweep::Sweep& sweep) {
+  std::set<std::string> models, data;
+  for (const auto& point : sweep.points) {
+    const config::Experiment& e = point.experiment;
+    try {
+      run::check_devices(e);
+      if (models.insert(e.doc.at("model").dump()).second) run::check_model(e);
+      if (data.insert(e.doc.at("data").dump() + e.doc.at("model").dump()).second)
+        run::check_data_fits_model(e);
+    } catch (const ConfigError& error) {
+      throw ConfigError("sweep point " + point.id + ": " + error.what());
+    }
+  }
+}
 
 // --dry-run: each point's id and overrides, one per line.
 void print_points(const sweep::Sweep& s) {
@@ -81,25 +100,14 @@ int command_sweep(const Args& args) {
     print_points(s);
     return 0;
   }
-  if (!options.summary_only) {
-    // A timm/<name> a point cannot build fails the sweep now, not after the points before it.
-    std::set<std::string> checked;
-    for (const auto& point : s.points) {
-      if (!checked.insert(point.experiment.at("model").dump()).second) continue;
-      config::Experiment e;
-      e.doc = point.experiment;
-      e.options = point.options;
-      try {
-        run::check_model(e);
-      } catch (const ConfigError& error) {
-        throw ConfigError("sweep point " + point.id + ": " + error.what());
-      }
-    }
-  }
+  // What `runner run` checks before it starts, for every point before the first runs: a
+  // point that cannot run fails the sweep now, not after the points before it. (SLURM's points
+  // run on other machines, with their devices and data: they check there.)
+  const std::string executor = options.executor.empty() ? s.executor : options.executor;
+  if (!options.summary_only && executor == "local") check_points(s);
   options.executable = launch::self_executable();
   options.sweep_file = files[0];
   // Only a local run hands out GPUs (a login node running sbatch need not touch CUDA).
-  const std::string executor = options.executor.empty() ? s.executor : options.executor;
   if (executor == "local" && !options.summary_only)
     options.gpu_count = static_cast<int>(torch::cuda::device_count());
   return sweep::run_sweep(s, options);

@@ -72,6 +72,8 @@ ExperimentOptions read_experiment_options(const json& doc) {
   l.gpu_ids = get<std::vector<int>>(doc, "launch.gpu_ids");
   l.threads_per_process = get<int>(doc, "launch.threads_per_process");
   l.timeout_s = get<double>(doc, "launch.timeout_s");
+  l.max_restarts = get<int>(doc, "launch.max_restarts");
+  l.restart_backoff_s = get<double>(doc, "launch.restart_backoff_s");
   l.cudnn_benchmark = get<bool>(doc, "launch.cudnn_benchmark");
 
   DataOptions& d = o.data;

@@ -34,6 +34,8 @@ struct LaunchOptions {
   std::vector<int> gpu_ids;      ///< CUDA device of each local rank; empty: local rank
   int threads_per_process = 0;   ///< 0: cores / local processes
   double timeout_s = 300;        ///< rendezvous and collective timeout
+  int max_restarts = 0;          ///< own launcher: restarts from last.pt after a rank's failure
+  double restart_backoff_s = 2;  ///< seconds before a restart
   bool cudnn_benchmark = true;
 };
 

@@ -198,6 +198,19 @@ void record_resume(const std::string& run_dir, const std::string& command,
   util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
 }
 
+void record_in_run(const std::string& run_dir, const json& fields) {
+  json record = read_record(run_dir);
+  record.update(fields);
+  util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
+}
+
+void record_restarts(const std::string& run_dir, const json& restarts) {
+  if (!restarts.is_array() || restarts.empty()) return;
+  json record = read_record(run_dir);
+  record["restarts"] = restarts;
+  util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
+}
+
 std::string removed_checkpoint_reason(const std::string& run_dir, const std::string& name) {
   std::ifstream in(fs::path(run_dir) / "summary.json");
   const nlohmann::json summary = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);

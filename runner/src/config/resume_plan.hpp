@@ -63,6 +63,13 @@ Experiment load_run_experiment(const std::string& run_dir,
 /// which file.
 void write_new_run_record(const std::string& run_dir, const Experiment& e);
 
+/// Adds `fields` to RUN_DIR/run.json (what finds the run again: torchrun's run id).
+void record_in_run(const std::string& run_dir, const nlohmann::json& fields);
+
+/// Records in RUN_DIR/run.json the restarts runner's launcher made (launch.max_restarts):
+/// [{time, cause, rank, resumed_at}]; nothing when there were none.
+void record_restarts(const std::string& run_dir, const nlohmann::json& restarts);
+
 /// Appends this resume to RUN_DIR/run.json: its time, command line and changes.
 void record_resume(const std::string& run_dir, const std::string& command,
                    const std::vector<KeyChange>& changes);

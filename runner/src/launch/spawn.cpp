@@ -72,6 +72,7 @@ class RankGroup {
       // 130 and 143 keep meaning "you interrupted it".
       result.exit_code = result.failure.signal != 0 ? 1 : result.failure.exit_code;
     }
+    result.run_dir = run_dir();
     if (!log_paths_dir_.empty()) {
       std::error_code ignored;
       std::filesystem::remove_all(log_paths_dir_, ignored);
@@ -94,6 +95,7 @@ class RankGroup {
         {"MASTER_PORT", std::to_string(master_port)},
         {kLaunchedByRunnerVar, "1"},
     };
+    for (const auto& [key, value] : options_.environment) set[key] = value;
     if (options_.host_rendezvous) set[kLauncherStoreVar] = "1";
     if (!log_paths_dir_.empty()) set[kLogPathFileVar] = log_path_file(rank);
     util::ChildSpec spec;
@@ -133,11 +135,17 @@ class RankGroup {
   }
 
   // The first SIGINT/SIGTERM is passed on: each rank stops after its current step and saves
-  // its work (train/stop_request.hpp). A second one stops them at once.
+  // its work (train/stop_request.hpp). The same again within util::kRepeatedSignalSeconds is
+  // that one delivered twice (`timeout` signals us and then our group); a later one stops the
+  // ranks at once.
   void on_signal(int signo) {
     const std::string name = util::signal_name(signo);
+    if (interrupted_by_ != 0 &&
+        util::monotonic_seconds() - interrupted_at_ < util::kRepeatedSignalSeconds)
+      return;
     if (interrupted_by_ == 0) {
       interrupted_by_ = signo;
+      interrupted_at_ = util::monotonic_seconds();
       write_stderr("runner launcher: received " + name +
                    ": every rank stops after its current step and saves checkpoints/last.pt "
                    "(press Ctrl-C again to stop at once)\n");
@@ -146,6 +154,17 @@ class RankGroup {
     }
     write_stderr("runner launcher: received " + name + " again: stopping all ranks now\n");
     supervisor_.signal_all(SIGKILL);
+  }
+
+  // RUN_DIR of RUN_DIR/logs/rankN.log, from the first rank that said where its log is.
+  std::string run_dir() const {
+    for (int local = 0; local < options_.nproc_per_node && !log_paths_dir_.empty(); ++local) {
+      std::ifstream where(log_path_file(global_rank(local)));
+      std::string path;
+      if (std::getline(where, path) && !path.empty())
+        return std::filesystem::path(path).parent_path().parent_path().string();
+    }
+    return "";
   }
 
   std::string log_path_file(int rank) const {
@@ -185,6 +204,7 @@ class RankGroup {
   bool stopping_ = false;
   int first_failure_ = -1;
   int interrupted_by_ = 0;
+  double interrupted_at_ = 0;  ///< monotonic seconds of the first interrupt
   Clock::time_point kill_deadline_ = Clock::time_point::max();
 };
 

@@ -5,6 +5,7 @@
 // folder. Torch-free.
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct SpawnOptions {
   double interrupt_grace_s = 300.0;       ///< after SIGINT/SIGTERM: time to save, then SIGKILL
   int tail_lines = 20;                    ///< lines of a failed rank's output shown in the report
   bool prefix_output = true;              ///< prefix lines of ranks > 0 with "[rank N] "
+  /// Set in every rank's environment besides the world's variables.
+  std::map<std::string, std::string> environment;
   /// When set, node 0 calls it with master_port before starting ranks: it hosts the rendezvous
   /// store (0: any free port) and returns the port; every rank then joins as a client. Keep what
   /// it starts alive until spawn_ranks returns.
@@ -44,6 +47,8 @@ struct LaunchResult {
   /// The failed rank's log file (RUN_DIR/logs/rankN.log), when it said where; else "".
   std::string failed_rank_log;
   int interrupted_by = 0;  ///< SIGINT/SIGTERM the launcher passed on, or 0
+  /// The run folder the ranks wrote (from where they said their logs are), "" when none said.
+  std::string run_dir;
 };
 
 /// Absolute path of the running program (/proc/self/exe), to spawn ranks of itself.

@@ -19,6 +19,9 @@ constexpr const char* kLauncherStoreVar = "RUNNER_LAUNCHER_STORE";
 /// A file where a rank spawned by runner's launcher writes the path of its log file, so the
 /// launcher can show a failed rank's last log lines (its console shows warnings only).
 constexpr const char* kLogPathFileVar = "RUNNER_LOG_PATH_FILE";
+/// The restarts before this attempt (JSON: [{time, cause, rank}]), set by runner's launcher
+/// under launch.max_restarts: the ranks record them in run.json and summary.json.
+constexpr const char* kRestartsVar = "RUNNER_RESTARTS";
 
 /// One process's place in the world.
 struct WorldEnv {

@@ -421,7 +421,18 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
   if (summary.contains("seconds"))
     body += " &middot; " + number(summary.at("seconds").get<double>(), 1) + " s";
   body += "</div><div class=\"meta\"><code>" + escape(read_text(run_dir / "command.txt")) +
-          "</code></div></header><main>";
+          "</code></div>";
+  // launch.max_restarts: each time the run started again, and why.
+  for (const json& restart : summary.value("restarts", json::array()))
+    body += "<div class=\"meta\" id=\"restart\">restarted after " +
+            escape(restart.value("cause", std::string("?"))) +
+            (restart.contains("resumed_at")
+                 ? " &middot; resumed at epoch " +
+                       card_text(restart["resumed_at"].value("epoch", json())) +
+                       ", optimizer step " + card_text(restart["resumed_at"].value("step", json()))
+                 : std::string()) +
+            "</div>";
+  body += "</header><main>";
 
   body += "<section><h2>Result</h2><div class=\"cards\" id=\"best-metrics\">";
   const json best = summary.value("best_metrics", json::object());

@@ -32,10 +32,12 @@ void log_error_to_file(std::string text) {
   }
 }
 
-int run_in_world(const config::Experiment& e, const RunOptions& options) {
+int run_in_world(const config::Experiment& e, const RunOptions& given) {
   config::ExperimentOptions experiment = e.options;
   const RankSetup setup = set_up_rank(experiment);
   dist::World& world = *setup.rank.world;
+  RunOptions options = given;
+  continue_elastic_attempt(e, options, world);  // torchrun --max-restarts: the same folder
 
   PartsRequest request;
   request.device = setup.rank.device;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -84,6 +85,10 @@ std::string make_run_folder(const config::Experiment& e, const nlohmann::json& r
                               config::to_yaml(resolved, config::experiment_key_order()));
   util::write_file_atomically((dir / "command.txt").string(), command_line_of(options, world));
   config::write_new_run_record(run_dir, e);
+  config::record_restarts(run_dir, restarts_so_far());  // a restart that found no checkpoint
+  // torchrun's restarted worker groups find the run again by its id.
+  if (const char* id = std::getenv("TORCHELASTIC_RUN_ID"); id && *id)
+    config::record_in_run(run_dir, {{"torchelastic_run_id", id}});
   util::write_file_atomically((dir / "env.json").string(), run_environment(world));
   return run_dir;
 }
@@ -114,12 +119,74 @@ std::string open_run_folder(const config::Experiment& e, const nlohmann::json& r
   return run_dir;
 }
 
-void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world) {
+void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world,
+                   const nlohmann::json& restarts) {
   dist::on_main_process(world, [&] {
     config::record_resume(run_dir, options.command_line, options.resume_changes);
+    config::record_restarts(run_dir, restarts);
     util::write_file_atomically((fs::path(run_dir) / "env.json").string(), run_environment(world));
   });
   start_rank_log(run_dir, world);
+}
+
+namespace {
+
+// The folder a torchrun restart continues: output.run_dir, or the newest run of the
+// experiment that recorded this run id; "" when there is none.
+std::string elastic_run_folder(const config::Experiment& e, const std::string& run_id) {
+  if (e.options.output.run_dir) return *e.options.output.run_dir;
+  std::string newest;
+  fs::file_time_type newest_time{};
+  std::error_code ec;
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(e.options.output.root) / e.options.name, ec)) {
+    std::ifstream in(entry.path() / "run.json");
+    const auto record = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!record.is_object() || record.value("torchelastic_run_id", "") != run_id) continue;
+    const auto when = fs::last_write_time(entry.path() / "run.json", ec);
+    if (newest.empty() || when > newest_time) {
+      newest = entry.path().string();
+      newest_time = when;
+    }
+  }
+  return newest;
+}
+
+}  // namespace
+
+void continue_elastic_attempt(const config::Experiment& e, RunOptions& options,
+                              dist::World& world) {
+  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  if (options.resume || options.predict_only || !attempt || std::atoi(attempt) <= 0) return;
+  const char* id = std::getenv("TORCHELASTIC_RUN_ID");
+  std::string decision;  // "resume DIR", "fresh DIR" or ""
+  dist::on_main_process(world, [&] {
+    const std::string dir = elastic_run_folder(e, id ? id : "");
+    if (dir.empty() || !fs::exists(fs::path(dir) / "config.yaml")) return;
+    if (fs::exists(fs::path(dir) / "checkpoints" / "last.pt"))
+      decision = "resume " + dir;
+    else if (e.options.output.run_dir)  // its own folder: the first attempt saved nothing
+      decision = "fresh " + dir;
+  });
+  decision = dist::broadcast_text(world, decision);
+  if (decision.empty()) return;
+  const std::string dir = decision.substr(decision.find(' ') + 1);
+  if (decision.rfind("resume ", 0) == 0) {
+    options.resume = true;
+    options.resume_dir = dir;
+  } else {
+    options.overwrite = true;  // its own folder, from a first attempt that saved nothing
+  }
+  if (world.is_main())
+    spdlog::warn("torchrun restart {} of run {}: {} {}", attempt, id ? id : "",
+                 options.resume ? "continuing from the checkpoint of" : "starting again in", dir);
+}
+
+nlohmann::json restarts_so_far() {
+  const char* text = std::getenv(launch::kRestartsVar);
+  if (!text || !*text) return nlohmann::json::array();
+  const auto restarts = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return restarts.is_array() ? restarts : nlohmann::json::array();
 }
 
 std::string open_prediction_dir(const RunOptions& options, dist::World& world) {

@@ -25,10 +25,23 @@ namespace runner::run {
 std::string open_run_folder(const config::Experiment& e, const nlohmann::json& resolved,
                             const RunOptions& options, dist::World& world);
 
-/// A resume whose checkpoint loaded: run.json records what it changed, env.json where it runs,
-/// and each rank's log goes to logs/rankN.log. Before it, a resume has changed nothing of the
+/// A resume whose checkpoint loaded: run.json records what it changed (and `restarts`, the
+/// launcher's restarts up to this one), env.json where it runs, and each rank's log goes to
+/// logs/rankN.log. Before it, a resume has changed nothing of the
 /// folder but command.txt. A collective.
-void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world);
+void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world,
+                   const nlohmann::json& restarts);
+
+/// Under torchrun --max-restarts, a restarted worker group (TORCHELASTIC_RESTART_COUNT > 0)
+/// continues the folder its first attempt made: output.run_dir, or the newest run of the
+/// experiment whose run.json records this TORCHELASTIC_RUN_ID; from its checkpoints/last.pt
+/// as a resume, or afresh in output.run_dir (overwrite) when it saved none (a timestamped
+/// first attempt that saved nothing is left, and a new folder made). Nothing otherwise. Every
+/// rank learns the main process's choice (a collective).
+void continue_elastic_attempt(const config::Experiment& e, RunOptions& options, dist::World& world);
+
+/// The restarts runner's launcher made before this attempt (launch::kRestartsVar), [] when none.
+nlohmann::json restarts_so_far();
 
 /// Where `runner predict` writes: beside --output; into RUN/predictions/ when the weights are a
 /// run's checkpoint (RUN/checkpoints/x.pt); else the working folder (predict.output relative to

@@ -101,9 +101,10 @@ json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& 
 // records and report.html, which shows what summary.json says.
 void add_observers(output::ObserverChain& observers, const RankSetup& setup,
                    const config::ExperimentOptions& experiment, const train::RunParts& parts,
-                   const std::string& run_dir) {
-  observers.add(std::make_unique<output::SummaryWriter>(
-      run_dir, summary_base(setup, experiment, parts, run_dir)));
+                   const std::string& run_dir, const json& restarts) {
+  json base = summary_base(setup, experiment, parts, run_dir);
+  if (!restarts.empty()) base["restarts"] = restarts;
+  observers.add(std::make_unique<output::SummaryWriter>(run_dir, base));
   std::vector<std::string> metric_names;
   for (const auto& m : parts.metrics) metric_names.push_back(m->name());
   observers.add(std::make_unique<output::RunRecorder>(
@@ -148,15 +149,19 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   // From here a SIGINT/SIGTERM stops the run at the next step with its work saved (runner's
   // launcher says so itself, once for all ranks).
   train::StopRequestHandler stop_handler(main && !launch::launched_by_runner());
+  json restarts = restarts_so_far();  // launch.max_restarts: the attempts before this one
   if (options.resume) {
     // Until its checkpoint has loaded a resume has changed nothing but command.txt: a damaged
     // or refused checkpoint leaves the run it could not continue as it was.
     loop.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
-    commit_resume(run_dir, options, world);
+    if (!restarts.empty())
+      restarts.back()["resumed_at"] = {{"epoch", loop.position().epoch + 1},
+                                       {"step", loop.position().optimizer_steps}};
+    commit_resume(run_dir, options, world, restarts);
   } else {
     dist::on_main_process(world, [&] { write_class_names(run_dir, parts.splits.class_names); });
   }
-  if (main) add_observers(observers, setup, experiment, parts, run_dir);
+  if (main) add_observers(observers, setup, experiment, parts, run_dir, restarts);
 
   json trained;  // what the training got to, kept however the run ends after it
   std::string stage = "train";

@@ -35,7 +35,7 @@ struct PointNeeds {
 
 PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options,
                     int points_at_once) {
-  const config::LaunchOptions& launch = book.sweep().points[i].options.launch;
+  const config::LaunchOptions& launch = book.sweep().points[i].experiment.options.launch;
   const std::string& device = launch.device;
   const int local_ranks = launch.num_processes;
   PointNeeds needs;

@@ -56,7 +56,7 @@ struct PointShape {
 };
 
 PointShape shape_of(const SweepBook& book, size_t i) {
-  const config::LaunchOptions& launch = book.sweep().points[i].options.launch;
+  const config::LaunchOptions& launch = book.sweep().points[i].experiment.options.launch;
   return {launch.nnodes, launch.num_processes, launch.device};
 }
 
@@ -221,7 +221,7 @@ void write_point_files(const SweepBook& book, const std::vector<size_t>& todo) {
   fs::create_directories(slurm_dir(book) / "points");
   for (size_t i : todo) {
     const auto& point = book.sweep().points[i];
-    json doc = point.experiment;
+    json doc = point.experiment.doc;
     doc["output"]["run_dir"] = book.run_dir(i).string();  // what --set output.run_dir= does
     util::write_file_atomically(
         point_file(book, i).string(),

@@ -23,7 +23,7 @@ using nlohmann::json;
 
 // What the point asks for, before it runs (the summary.json of a finished run replaces it).
 PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) {
-  const config::ExperimentOptions& experiment = point.options;
+  const config::ExperimentOptions& experiment = point.experiment.options;
   PointRow row;
   row.id = point.id;
   row.processes = config::world_processes(experiment.launch);
@@ -39,7 +39,7 @@ PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) 
 // The validation metric the figure shows: the base's best-checkpoint metric.
 std::string figure_metric(const sweep::Sweep& sweep) {
   if (sweep.points.empty()) return "accuracy";
-  return sweep.points.front().options.train.best.metric;
+  return sweep.points.front().experiment.options.train.best.metric;
 }
 
 }  // namespace
@@ -76,7 +76,7 @@ void SweepBook::check_same_config(size_t i) const {
   config::SourceMap marks;
   const json saved = config::parse_yaml(text.str(), saved_path.string(), marks);
   const auto& point = sweep_.points.at(i);
-  for (const auto& change : config::differing_keys(saved, point.experiment)) {
+  for (const auto& change : config::differing_keys(saved, point.experiment.doc)) {
     // Where the point ran and how it was spread over this machine do not change its answer.
     if (change.key.rfind("output.", 0) == 0 || change.key == "launch.master_port" ||
         change.key == "launch.threads_per_process" || change.key == "launch.gpu_ids" ||

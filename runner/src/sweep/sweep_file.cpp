@@ -218,9 +218,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   // Validate every point before anything runs; executors read the result.
   for (auto& point : sweep.points) {
     try {
-      Experiment e = load_experiment(sweep.base_path, point.overrides);
-      point.experiment = std::move(e.doc);
-      point.options = std::move(e.options);
+      point.experiment = load_experiment(sweep.base_path, point.overrides);
     } catch (const ConfigError& e) {
       throw ConfigError(path + ": sweep point " + point.id + ": " + e.what());
     }

@@ -15,8 +15,7 @@ struct SweepPoint {
   std::string id;                      ///< "003-batch_size=256-num_processes=2-precision=fp16"
   std::vector<std::string> overrides;  ///< "key=value" texts, applied after the base file
   nlohmann::json values;               ///< key.path -> value of the point's own settings
-  nlohmann::json experiment;          ///< the resolved, validated experiment it runs (load_sweep's)
-  config::ExperimentOptions options;  ///< its core sections, typed
+  config::Experiment experiment;  ///< the resolved, validated experiment it runs (load_sweep's)
 };
 
 /// `slurm`: the sbatch options of the array job (executor: slurm).

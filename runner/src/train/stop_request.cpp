@@ -5,11 +5,14 @@
 
 #include <cstring>
 
+#include "util/signal_names.hpp"
+
 namespace runner::train {
 namespace {
 
 volatile sig_atomic_t g_stop_signal = 0;
 volatile sig_atomic_t g_announce = 0;
+double g_first_signal_at = 0;  // monotonic seconds; written before g_stop_signal is set
 struct sigaction g_old_int {};
 struct sigaction g_old_term {};
 
@@ -17,11 +20,15 @@ void write_stderr(const char* text) { (void)!::write(2, text, std::strlen(text))
 
 extern "C" void on_stop_signal(int signo) {
   if (g_stop_signal != 0) {
-    // The second signal: the user wants out now. Die of it, as without a handler.
+    // The same stop delivered twice (directly and through runner's launcher, or to a process
+    // and its group) is one stop.
+    if (util::monotonic_seconds() - g_first_signal_at < util::kRepeatedSignalSeconds) return;
+    // A second request: the user wants out now. Die of it, as without a handler.
     ::signal(signo, SIG_DFL);
     ::raise(signo);
     return;
   }
+  g_first_signal_at = util::monotonic_seconds();
   g_stop_signal = signo;
   if (g_announce)
     write_stderr(signo == SIGINT ? "runner: SIGINT: stopping after the current step and saving "

@@ -6,8 +6,10 @@
 namespace runner::train {
 
 /// While it lives, SIGINT and SIGTERM set the stop request instead of ending the process; the
-/// first one says so on stderr (when `announce`), a second one ends the process as the signal
-/// would have. The previous handlers come back when it is destroyed.
+/// first one says so on stderr (when `announce`). The same signal again within
+/// util::kRepeatedSignalSeconds is the same request delivered twice (it counts once); one after
+/// that ends the process as the signal would have. The previous handlers come back when it is
+/// destroyed.
 class StopRequestHandler {
  public:
   explicit StopRequestHandler(bool announce);

@@ -1,8 +1,15 @@
 #include "util/signal_names.hpp"
 
 #include <csignal>
+#include <ctime>
 
 namespace runner::util {
+
+double monotonic_seconds() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
 
 const char* signal_name(int signo) {
   switch (signo) {

@@ -8,7 +8,9 @@
 namespace runner::train {
 namespace {
 
-// The first Ctrl-C becomes a request the training loop answers; the process goes on.
+// The first Ctrl-C becomes a request the training loop answers; the process goes on. The same
+// signal again at once (delivered directly and through the launcher, or to the process and its
+// group) is the same request; a second one later ends the process.
 TEST(StopRequest, FirstSignalIsARequestSecondEndsTheProcess) {
   EXPECT_EXIT(
       {
@@ -16,10 +18,24 @@ TEST(StopRequest, FirstSignalIsARequestSecondEndsTheProcess) {
         if (stop_requested_by() != 0) ::_exit(3);
         ::raise(SIGINT);
         if (stop_requested_by() != SIGINT) ::_exit(4);
+        ::raise(SIGINT);  // delivered twice: still one request
+        ::raise(SIGINT);
+        ::usleep(2200 * 1000);
         ::raise(SIGINT);  // the user insists: gone, as without a handler
         ::_exit(5);
       },
       ::testing::KilledBySignal(SIGINT), "");
+}
+
+TEST(StopRequest, ARepeatWithinTheWindowCountsOnce) {
+  EXPECT_EXIT(
+      {
+        StopRequestHandler handler(/*announce=*/false);
+        ::raise(SIGTERM);
+        ::raise(SIGTERM);  // SLURM signals the rank while the launcher passes it on
+        ::_exit(stop_requested_by() == SIGTERM ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(StopRequest, SigtermIsRecordedAndAnnounced) {
