@@ -22,7 +22,7 @@ output: out
 points:
   - {train.batch_size: 32}
   - {train.batch_size: 16, launch.num_processes: 2}
-  - {data.dataset.root: $WORK/no_such_dataset}
+  - {train.batch_size: 512}
 YAML
 
 # 1. A full sweep: the two good points finish, the third fails at run time, the sweep goes on
@@ -58,7 +58,7 @@ echo "$csv" | sed -n 2p | grep -q ",1,32,32,fp32," || { echo "FAIL: point 1 row:
 echo "$csv" | sed -n 3p | grep -q ",2,16,32,fp32," || { echo "FAIL: point 2 row: $(echo "$csv" | sed -n 3p)"; failures=$((failures + 1)); }
 echo "$csv" | sed -n 2,3p | grep -c ",done$" | grep -q 2 || { echo "FAIL: points 1-2 not done"; failures=$((failures + 1)); }
 echo "$csv" | sed -n 4p | grep -q "failed: exit code" || { echo "FAIL: point 3 not failed with a reason: $(echo "$csv" | sed -n 4p)"; failures=$((failures + 1)); }
-echo "$csv" | sed -n 4p | grep -q "no_such_dataset" || { echo "FAIL: point 3's reason does not name the root"; failures=$((failures + 1)); }
+echo "$csv" | sed -n 4p | grep -q "larger than the training split" || { echo "FAIL: point 3's reason is not its run's error: $(echo "$csv" | sed -n 4p)"; failures=$((failures + 1)); }
 grep -q "^| point " "$D/summary.md" || { echo "FAIL: summary.md has no table"; failures=$((failures + 1)); }
 head -c 8 "$D/summary.png" | od -An -c | grep -q "P   N   G" || { echo "FAIL: summary.png is not a PNG"; failures=$((failures + 1)); }
 
@@ -87,6 +87,13 @@ YAML
 expect_exit 2 "$RUNNER" sweep bad.yaml
 expect_output "batch_size"
 [ ! -e out_bad/bad ] || [ -z "$(ls out_bad/bad)" ] || { echo "FAIL: a point ran before validation failed"; failures=$((failures + 1)); }
+# What `runner run` checks before it starts (its data is there and fits the model, its timm
+# model imports), the sweep checks for every point before the first runs.
+printf 'base: base.yaml\noutput: out_bad\npoints:\n  - {train.batch_size: 8}\n  - {data.dataset.root: %s/no_such_dataset}\n' "$WORK" >bad_data.yaml
+expect_exit 2 "$RUNNER" sweep bad_data.yaml
+expect_output "sweep point 001-"
+expect_output "no_such_dataset"
+[ ! -e out_bad/bad_data ] || [ -z "$(ls out_bad/bad_data)" ] || { echo "FAIL: a point ran before the checks failed"; failures=$((failures + 1)); }
 
 # 4. train.batch_size: auto with a host-memory budget: the chosen size is logged and stored in
 # the run's config.yaml; a generous budget reaches the cap, a tight one stops below it.

@@ -28,7 +28,7 @@ void check_points(const sweep::Sweep& sweep) {
       if (models.insert(e.doc.at("model").dump()).second) run::check_model(e);
       if (data.insert(e.doc.at("data").dump() + e.doc.at("model").dump()).second)
         run::check_data_fits_model(e);
-    } catch (const ConfigError& error) {
+    } catch (const Error& error) {  // a missing data folder is a DataError of the dataset
       throw ConfigError("sweep point " + point.id + ": " + error.what());
     }
   }
