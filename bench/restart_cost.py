@@ -67,16 +67,23 @@ def once(tmp, rep):
     pid = rank_pid(1)
     died = time.time()
     os.kill(pid, signal.SIGKILL)
-    killed_at = max(steps(jsonl))
     # The restart drops the records after its checkpoint (step 40) and writes them again: the
-    # next training step is the first record past the checkpoint once the file was rewritten.
+    # next training step is the first record past the checkpoint once the file was rewritten
+    # (rank 0 may still record a step or two before it learns of the death).
+    # The rewrite is a rename into place: a new inode.
+    inode = os.stat(jsonl).st_ino
+    rewritten = False
     while proc.poll() is None:
-        s = steps(jsonl)
-        if s and max(s) > 40 and max(s) < killed_at:
-            return time.time() - died
-        if s and max(s) > killed_at:
-            return time.time() - died
-        time.sleep(0.005)
+        try:
+            rewritten = rewritten or os.stat(jsonl).st_ino != inode
+        except OSError:
+            pass
+        if rewritten:
+            s = steps(jsonl)
+            if s and max(s) > 40:
+                return time.time() - died
+        time.sleep(0.002)
+    print(f"rep {rep}: the run ended (exit {proc.returncode}) before a restarted step was seen")
     return None
 
 
