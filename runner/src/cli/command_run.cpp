@@ -62,7 +62,10 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   // Ranks check nothing on disk here: rank 0 may already be writing the folder (it claims it
   // itself, run/run_folder, for ranks that another launcher started).
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
-  if (!inside_world && !options.predict_only) run::check_output_folder(e, options);
+  // The folder is node 0's to claim (its main rank writes it): another node's launcher may
+  // find it already made.
+  if (!inside_world && !options.predict_only && launch.node_rank == 0)
+    run::check_output_folder(e, options);
   if (!inside_world) run::check_model(e);
   if (!inside_world && options.resume)
     run::check_checkpoint(
