@@ -92,11 +92,13 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     // 0 (the default): a free port, so two runs on one machine do not collide; nodes must
     // agree on a port, so across nodes it is the conventional 29500.
     if (so.master_port == 0 && nnodes > 1) so.master_port = 29500;
-    std::unique_ptr<dist::RendezvousHost> rendezvous;  // lives until every rank has ended
+    // One store for every attempt (each meets under its own prefix, launch::kAttemptVar): a
+    // node whose rank restarts first finds it there while this node's last attempt still ends.
+    std::unique_ptr<dist::RendezvousHost> rendezvous;
     so.host_rendezvous = [&](int port) {
-      rendezvous.reset();  // a restart's store takes the port of the last one's
-      rendezvous = std::make_unique<dist::RendezvousHost>(so.master_addr, port, nproc * nnodes,
-                                                          launch.timeout_s);
+      if (!rendezvous)
+        rendezvous = std::make_unique<dist::RendezvousHost>(so.master_addr, port, nproc * nnodes,
+                                                            launch.timeout_s);
       return rendezvous->port();
     };
     const launch::LaunchResult launched = launch_with_restarts(so, launch);

@@ -70,6 +70,7 @@ launch::LaunchResult launch_with_restarts(launch::SpawnOptions so,
   json restarts = json::array();
   for (;;) {
     if (!restarts.empty()) so.environment[launch::kRestartsVar] = restarts.dump();
+    so.environment[launch::kAttemptVar] = std::to_string(restarts.size());
     launch::LaunchResult launched = launch::spawn_ranks(so);
     if (!restartable(launched) || static_cast<int>(restarts.size()) >= launch.max_restarts)
       return launched;

@@ -151,7 +151,7 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
       world.agent_store_prefix =
           "/worker/attempt_" + string_or(env, "TORCHELASTIC_RESTART_COUNT", "0");
     } else if (world.source == "runner" && string_or(env, kLauncherStoreVar, "") == "1") {
-      world.agent_store_prefix = "/runner";
+      world.agent_store_prefix = "/runner/attempt_" + string_or(env, kAttemptVar, "0");
     }
   } else if (env("SLURM_PROCID") != nullptr && env("SLURM_NTASKS") != nullptr) {
     world.source = "slurm";

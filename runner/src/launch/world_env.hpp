@@ -22,6 +22,11 @@ constexpr const char* kLogPathFileVar = "RUNNER_LOG_PATH_FILE";
 /// The restarts before this attempt (JSON: [{time, cause, rank}]), set by runner's launcher
 /// under launch.max_restarts: the ranks record them in run.json and summary.json.
 constexpr const char* kRestartsVar = "RUNNER_RESTARTS";
+/// The attempt a rank belongs to (0, then 1 after the first restart), set by runner's launcher.
+/// Each attempt's ranks meet under their own prefix of the launcher's store, which lives across
+/// restarts: a restarted rank that reaches it before the last attempt's ranks have all ended
+/// waits for its own attempt's peers instead of joining the old ones.
+constexpr const char* kAttemptVar = "RUNNER_ATTEMPT";
 
 /// One process's place in the world.
 struct WorldEnv {

@@ -219,7 +219,9 @@ int run_local(SweepBook& book, const LocalExecutorOptions& options) {
                            "OMPI_COMM_WORLD_LOCAL_SIZE",
                            "OMPI_COMM_WORLD_NODE_RANK",
                            launch::kLaunchedByRunnerVar,
-                           launch::kLauncherStoreVar})
+                           launch::kLauncherStoreVar,
+                           launch::kRestartsVar,
+                           launch::kAttemptVar})
     ::unsetenv(name);
   ::signal(SIGCHLD, SIG_DFL);
   std::vector<size_t> todo;

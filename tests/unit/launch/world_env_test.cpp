@@ -163,7 +163,14 @@ TEST(WorldEnv, RanksOfRunnersLauncherJoinTheStoreItHosts) {
       {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {kLaunchedByRunnerVar, "1"}, {kLauncherStoreVar, "1"}}));
   ASSERT_TRUE(world);
   EXPECT_EQ(world->source, "runner");
-  EXPECT_EQ(world->agent_store_prefix, "/runner");  // rank 0 joins as a client too
+  EXPECT_EQ(world->agent_store_prefix, "/runner/attempt_0");  // rank 0 joins as a client too
+  // After a restart the ranks meet under their attempt's prefix, apart from the last attempt's.
+  world = detect_world_env(env_of({{"RANK", "1"},
+                                   {"WORLD_SIZE", "2"},
+                                   {kLaunchedByRunnerVar, "1"},
+                                   {kLauncherStoreVar, "1"},
+                                   {kAttemptVar, "1"}}));
+  EXPECT_EQ(world->agent_store_prefix, "/runner/attempt_1");
   // A stray variable without runner's launcher does not turn a torchrun rank 0 into a client.
   world = detect_world_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {kLauncherStoreVar, "1"}}));
   EXPECT_EQ(world->agent_store_prefix, "");
