@@ -158,7 +158,7 @@ expect_output "set launch.backend=gloo to share a GPU"
 
 # Under SLURM, a node name that does not resolve is one line naming where it came from, at once
 # (c10d alone retries until the timeout, warning once a second).
-SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_NODELIST=no-such-node-r7 \
+SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_STEP_ID=0 SLURM_NODELIST=no-such-node-r7 \
   expect_exit 2 timeout 60 "$runner" run experiments/quickstart.yaml
 expect_output "rank 0: MASTER_ADDR 'no-such-node-r7' (from SLURM_NODELIST) does not resolve"
 

@@ -8,7 +8,11 @@
   ends as an uninterrupted one (train.deterministic), the restart recorded in summary.json,
   run.json and the report; a rank that dies at every attempt ends the run after the restarts,
   failed, naming the cause;
-- torchrun --max-restarts 1 with a worker killed: the run finishes in one folder.
+- torchrun --max-restarts 1 with a worker killed: the run finishes in one folder;
+- launch.slurm_requeue (scontrol stood in for on PATH): SLURM's SIGUSR1 to the launcher and its
+  group saves last.pt, marks the run requeued and requeues the job; the requeued job (same
+  command, SLURM_RESTART_COUNT=1) continues the folder and ends as one go; a refused requeue
+  leaves an interrupted run.
 Usage: long_runs_test.py RUNNER SOURCE_DIR   (RUNNER_PYTHON: the venv with torch, for torchrun)"""
 import glob
 import json
@@ -247,4 +251,52 @@ if python and subprocess.run([python, "-c", "import torch.distributed.run"]).ret
         check(steps(run_dir) == ref_steps, "torchrun restart: per-step losses differ from one go")
 else:
     print("note: no RUNNER_PYTHON with torch: the torchrun restart is not checked")
+
+# 4. launch.slurm_requeue, with scontrol stood in for: it records what it was asked and answers
+# as SLURM does (the real cluster's case is tests/integration/slurm_requeue_test.sh).
+fake_bin = os.path.join(tmp, "bin")
+os.makedirs(fake_bin)
+asked = os.path.join(tmp, "scontrol_args")
+write(os.path.join(fake_bin, "scontrol"),
+      f'#!/bin/sh\necho "$@" >> {asked}\n[ -z "$REFUSE" ] || {{ echo "scontrol: error: Requested operation is presently disabled" >&2; exit 1; }}\n')
+os.chmod(os.path.join(fake_bin, "scontrol"), 0o755)
+job_env = dict(ENV, PATH=fake_bin + os.pathsep + ENV["PATH"], SLURM_JOB_ID="4242")
+root = os.path.join(tmp, "requeue")
+args = [exp, "--set", f"output.root={root}", "--set", "launch.slurm_requeue=true"]
+proc = subprocess.Popen([RUNNER, "run"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        env=job_env, start_new_session=True)
+check(wait_until(lambda: reached(root, 20)), "slurm_requeue: the run never reached step 20")
+proc.send_signal(signal.SIGUSR1)  # SLURM's B:USR1 to the batch shell that exec'd runner ...
+os.killpg(proc.pid, signal.SIGUSR1)  # ... and srun's USR1 to every process of the step
+out = proc.communicate(timeout=120)[0].decode(errors="replace")
+run_dir = only_run_dir(root, "long")
+s = summary(run_dir)
+check(proc.returncode == 0 and s.get("status") == "requeued" and s.get("signal") == "SIGUSR1",
+      f"slurm_requeue: exit {proc.returncode}, summary {s.get('status')} {s.get('signal')}:\n{out[-2000:]}")
+check(os.path.exists(os.path.join(run_dir, "checkpoints", "last.pt")), "slurm_requeue: no last.pt")
+check(os.path.exists(asked) and open(asked).read() == "requeue 4242\n",
+      f"slurm_requeue: scontrol was asked {open(asked).read() if os.path.exists(asked) else 'nothing'!r}")
+check(json.load(open(os.path.join(run_dir, "run.json"))).get("slurm_job_id") == "4242",
+      "slurm_requeue: run.json does not record the job id")
+# The requeued job runs the same command again.
+requeued = subprocess.run([RUNNER, "run"] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env=dict(job_env, SLURM_RESTART_COUNT="1"))
+out = requeued.stdout.decode(errors="replace")
+check(requeued.returncode == 0 and "SLURM job 4242 was requeued (restart 1): continuing" in out,
+      f"the requeued job: exit {requeued.returncode}:\n{out[-2000:]}")
+check(os.listdir(os.path.join(root, "long")) == [os.path.basename(run_dir)],
+      f"the requeued job made another folder: {os.listdir(os.path.join(root, 'long'))}")
+check(summary(run_dir).get("status") == "finished", "the requeued job did not finish the run")
+check(steps(run_dir) == ref_steps, "requeued and continued, the per-step losses differ from one go")
+# SLURM refuses the requeue: the run is an interrupted one, resumable by hand.
+root = os.path.join(tmp, "refused")
+proc = subprocess.Popen([RUNNER, "run", exp, "--set", f"output.root={root}", "--set", "launch.slurm_requeue=true"],
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=dict(job_env, REFUSE="1"))
+check(wait_until(lambda: reached(root, 5)), "refused requeue: the run never reached step 5")
+proc.send_signal(signal.SIGUSR1)
+out = proc.communicate(timeout=120)[0].decode(errors="replace")
+s = summary(only_run_dir(root, "long"))
+check(proc.returncode == 138 and s.get("status") == "interrupted" and
+      "could not be requeued: scontrol requeue 4242 exited with code 1: scontrol: error: Requested operation is presently disabled" in out,
+      f"refused requeue: exit {proc.returncode}, summary {s.get('status')}:\n{out[-2000:]}")
 finish()

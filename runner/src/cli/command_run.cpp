@@ -24,6 +24,7 @@
 #include "run/preflight.hpp"
 #include "run/run_experiment.hpp"
 #include "run/shape_checks.hpp"
+#include "run/slurm_requeue.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 #include "train/device_options.hpp"
@@ -50,6 +51,26 @@ void record_launch_failure(const launch::LaunchResult& launched) {
   if (failure.signal == 0 && !line.empty()) reason += ": " + line;
   output::record_rank_failure(
       std::filesystem::path(launched.failed_rank_log).parent_path().parent_path(), reason);
+}
+
+// A requeued SLURM job runs its first command again: it continues that command's run folder,
+// from its last.pt (as --resume) or afresh in its own output.run_dir (as --overwrite).
+Args continuing_requeued_job(const run::RequeuedJob& job, const Args& args) {
+  Args again;
+  for (const auto& a : args)
+    if (a != "--overwrite") again.push_back(a);
+  if (job.resume)
+    again.insert(again.end(), {"--resume", job.run_dir});
+  else
+    again.push_back("--overwrite");
+  const char* task = std::getenv("SLURM_PROCID");  // srun ranks: say it once
+  if (!task || std::string(task) == "0")
+    std::cerr << "runner: SLURM job " << job.job_id << " was requeued (restart "
+              << job.restart_count << "): "
+              << (job.resume ? "continuing " + job.run_dir + " from its checkpoints/last.pt"
+                             : "starting again in " + job.run_dir)
+              << std::endl;
+  return again;
 }
 
 // Runs this rank, or, when the experiment wants more local processes than the launcher that
@@ -89,6 +110,7 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
     so.node_rank = launch.node_rank;
     so.master_addr = launch.master_addr;
     so.master_port = launch.master_port;
+    so.pass_on_usr1 = launch.slurm_requeue;  // SLURM's warning before the time limit
     // 0 (the default): a free port, so two runs on one machine do not collide; nodes must
     // agree on a port, so across nodes it is the conventional 29500.
     if (so.master_port == 0 && nnodes > 1) so.master_port = 29500;
@@ -169,6 +191,8 @@ int command_run(const Args& args) {
         "runner run: give one experiment file (or --resume RUN_DIR); see 'runner "
         "run --help'");
   auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
+  if (const auto job = run::requeued_job(experiment); job && !cl.has("dry-run"))
+    return command_run(continuing_requeued_job(*job, args));
   // Missing data or weights are a config error here, before any rank starts.
   config::require_paths_exist(experiment);
   config::resolve_pretrained(experiment);

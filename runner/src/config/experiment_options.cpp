@@ -74,6 +74,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   l.timeout_s = get<double>(doc, "launch.timeout_s");
   l.max_restarts = get<int>(doc, "launch.max_restarts");
   l.restart_backoff_s = get<double>(doc, "launch.restart_backoff_s");
+  l.slurm_requeue = get<bool>(doc, "launch.slurm_requeue");
   l.cudnn_benchmark = get<bool>(doc, "launch.cudnn_benchmark");
 
   DataOptions& d = o.data;

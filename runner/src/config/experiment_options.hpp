@@ -36,6 +36,7 @@ struct LaunchOptions {
   double timeout_s = 300;        ///< rendezvous and collective timeout
   int max_restarts = 0;          ///< own launcher: restarts from last.pt after a rank's failure
   double restart_backoff_s = 2;  ///< seconds before a restart
+  bool slurm_requeue = false;    ///< SIGUSR1: save, mark requeued, scontrol requeue the job
   bool cudnn_benchmark = true;
 };
 

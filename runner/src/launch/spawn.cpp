@@ -54,7 +54,7 @@ class RankGroup {
     if (::mkdtemp(dir) != nullptr) log_paths_dir_ = dir;
     LaunchResult result;
     {
-      util::SignalCatcher signals;
+      util::SignalCatcher signals(options_.pass_on_usr1);
       for (int local = 0; local < options_.nproc_per_node; ++local)
         supervisor_.start(rank_spec(local, master_port));
       supervise(signals);
@@ -146,12 +146,17 @@ class RankGroup {
     if (interrupted_by_ == 0) {
       interrupted_by_ = signo;
       interrupted_at_ = util::monotonic_seconds();
-      write_stderr("runner launcher: received " + name +
-                   ": every rank stops after its current step and saves checkpoints/last.pt "
-                   "(press Ctrl-C again to stop at once)\n");
+      write_stderr(signo == SIGUSR1
+                       ? "runner launcher: received SIGUSR1 (SLURM's time limit is near): every "
+                         "rank stops after its current step and saves checkpoints/last.pt, then "
+                         "the job is requeued\n"
+                       : "runner launcher: received " + name +
+                             ": every rank stops after its current step and saves "
+                             "checkpoints/last.pt (press Ctrl-C again to stop at once)\n");
       begin_stop(signo, options_.interrupt_grace_s);
       return;
     }
+    if (signo == SIGUSR1) return;  // SLURM says it once; a repeat is no person's insistence
     write_stderr("runner launcher: received " + name + " again: stopping all ranks now\n");
     supervisor_.signal_all(SIGKILL);
   }

@@ -26,6 +26,9 @@ struct SpawnOptions {
   double interrupt_grace_s = 300.0;       ///< after SIGINT/SIGTERM: time to save, then SIGKILL
   int tail_lines = 20;                    ///< lines of a failed rank's output shown in the report
   bool prefix_output = true;              ///< prefix lines of ranks > 0 with "[rank N] "
+  /// launch.slurm_requeue: SIGUSR1 (SLURM's signal before a time limit) is passed on to every
+  /// rank as a stop, as SIGINT/SIGTERM are.
+  bool pass_on_usr1 = false;
   /// Set in every rank's environment besides the world's variables.
   std::map<std::string, std::string> environment;
   /// When set, node 0 calls it with master_port before starting ranks: it hosts the rendezvous

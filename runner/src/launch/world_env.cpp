@@ -153,7 +153,10 @@ std::optional<WorldEnv> detect_world_env(const EnvLookup& env) {
     } else if (world.source == "runner" && string_or(env, kLauncherStoreVar, "") == "1") {
       world.agent_store_prefix = "/runner/attempt_" + string_or(env, kAttemptVar, "0");
     }
-  } else if (env("SLURM_PROCID") != nullptr && env("SLURM_NTASKS") != nullptr) {
+  } else if (env("SLURM_PROCID") != nullptr && env("SLURM_NTASKS") != nullptr &&
+             (env("SLURM_STEP_ID") != nullptr || env("SLURM_STEPID") != nullptr)) {
+    // Tasks of a job step (srun). A batch script has SLURM_PROCID and SLURM_NTASKS too, but no
+    // step: runner started there (`exec runner run ...`) is the job's launcher.
     world.source = "slurm";
     world.rank = parse_int(env, "SLURM_PROCID", world.source);
     world.world_size = parse_int(env, "SLURM_NTASKS", world.source);

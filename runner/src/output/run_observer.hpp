@@ -54,7 +54,8 @@ struct BestRecord {
 
 /// Training stopped by a signal, with its work saved (checkpoints/last.pt).
 struct StopRecord {
-  std::string signal;                                ///< "SIGINT", "SIGTERM"
+  std::string status = "interrupted";                ///< or "requeued" (launch.slurm_requeue)
+  std::string signal;                                ///< "SIGINT", "SIGTERM", "SIGUSR1"
   std::string stopped_at;                            ///< "epoch 2, batch 14, optimizer step 86"
   std::string resume_command;                        ///< "runner run --resume RUN_DIR"
   nlohmann::json fields = nlohmann::json::object();  ///< what else summary.json says (the best)

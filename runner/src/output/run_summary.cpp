@@ -43,6 +43,10 @@ std::string run_status_text(const nlohmann::json& summary) {
     return "interrupted by " + summary.value("signal", std::string("a signal")) + " at " +
            summary.value("stopped_at", std::string("?")) + ": continue with " +
            summary.value("resume_command", std::string("runner run --resume RUN_DIR"));
+  if (status == "requeued")
+    return "requeued by SLURM (" + summary.value("signal", std::string("SIGUSR1")) + ") at " +
+           summary.value("stopped_at", std::string("?")) + ": the requeued job continues it, or " +
+           summary.value("resume_command", std::string("runner run --resume RUN_DIR"));
   if (status == "failed") return "failed: " + summary.value("error", std::string("?"));
   return status;
 }

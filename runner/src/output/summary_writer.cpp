@@ -12,7 +12,7 @@ void SummaryWriter::on_stop(const StopRecord& record) {
   fields.update({{"signal", record.signal},
                  {"stopped_at", record.stopped_at},
                  {"resume_command", record.resume_command}});
-  write("interrupted", fields, record.optimizer_steps, record.seconds);
+  write(record.status, fields, record.optimizer_steps, record.seconds);
 }
 
 void SummaryWriter::on_end(const RunEnd& end) {

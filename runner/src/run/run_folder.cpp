@@ -89,6 +89,9 @@ std::string make_run_folder(const config::Experiment& e, const nlohmann::json& r
   // torchrun's restarted worker groups find the run again by its id.
   if (const char* id = std::getenv("TORCHELASTIC_RUN_ID"); id && *id)
     config::record_in_run(run_dir, {{"torchelastic_run_id", id}});
+  // A requeued SLURM job finds it by its job id (launch.slurm_requeue).
+  if (const char* job = std::getenv("SLURM_JOB_ID"); job && *job)
+    config::record_in_run(run_dir, {{"slurm_job_id", job}});
   util::write_file_atomically((dir / "env.json").string(), run_environment(world));
   return run_dir;
 }
@@ -129,11 +132,8 @@ void commit_resume(const std::string& run_dir, const RunOptions& options, dist::
   start_rank_log(run_dir, world);
 }
 
-namespace {
-
-// The folder a torchrun restart continues: output.run_dir, or the newest run of the
-// experiment that recorded this run id; "" when there is none.
-std::string elastic_run_folder(const config::Experiment& e, const std::string& run_id) {
+std::string run_folder_to_continue(const config::Experiment& e, const std::string& key,
+                                   const std::string& value) {
   if (e.options.output.run_dir) return *e.options.output.run_dir;
   std::string newest;
   fs::file_time_type newest_time{};
@@ -142,7 +142,7 @@ std::string elastic_run_folder(const config::Experiment& e, const std::string& r
        fs::directory_iterator(fs::path(e.options.output.root) / e.options.name, ec)) {
     std::ifstream in(entry.path() / "run.json");
     const auto record = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!record.is_object() || record.value("torchelastic_run_id", "") != run_id) continue;
+    if (!record.is_object() || record.value(key, "") != value) continue;
     const auto when = fs::last_write_time(entry.path() / "run.json", ec);
     if (newest.empty() || when > newest_time) {
       newest = entry.path().string();
@@ -152,8 +152,6 @@ std::string elastic_run_folder(const config::Experiment& e, const std::string& r
   return newest;
 }
 
-}  // namespace
-
 void continue_elastic_attempt(const config::Experiment& e, RunOptions& options,
                               dist::World& world) {
   const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
@@ -161,7 +159,7 @@ void continue_elastic_attempt(const config::Experiment& e, RunOptions& options,
   const char* id = std::getenv("TORCHELASTIC_RUN_ID");
   std::string decision;  // "resume DIR", "fresh DIR" or ""
   dist::on_main_process(world, [&] {
-    const std::string dir = elastic_run_folder(e, id ? id : "");
+    const std::string dir = run_folder_to_continue(e, "torchelastic_run_id", id ? id : "");
     if (dir.empty() || !fs::exists(fs::path(dir) / "config.yaml")) return;
     if (fs::exists(fs::path(dir) / "checkpoints" / "last.pt"))
       decision = "resume " + dir;

@@ -32,6 +32,12 @@ std::string open_run_folder(const config::Experiment& e, const nlohmann::json& r
 void commit_resume(const std::string& run_dir, const RunOptions& options, dist::World& world,
                    const nlohmann::json& restarts);
 
+/// The folder a restarted attempt continues: output.run_dir, else the newest run of the
+/// experiment (output.root/<name>/) whose run.json records `key`: `value` (the torchrun run id,
+/// the SLURM job id); "" when there is none.
+std::string run_folder_to_continue(const config::Experiment& e, const std::string& key,
+                                   const std::string& value);
+
 /// Under torchrun --max-restarts, a restarted worker group (TORCHELASTIC_RESTART_COUNT > 0)
 /// continues the folder its first attempt made: output.run_dir, or the newest run of the
 /// experiment whose run.json records this TORCHELASTIC_RUN_ID; from its checkpoints/last.pt

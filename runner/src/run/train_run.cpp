@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "dist/world.hpp"
@@ -13,6 +14,7 @@
 #include "run/predict_run.hpp"
 #include "run/rank_setup.hpp"
 #include "run/run_folder.hpp"
+#include "run/slurm_requeue.hpp"
 #include "train/device_options.hpp"
 #include "train/stop_request.hpp"
 #include "train/training_loop.hpp"
@@ -112,6 +114,29 @@ void add_observers(output::ObserverChain& observers, const RankSetup& setup,
                                        experiment.output.tensorboard}));
 }
 
+// SLURM's SIGUSR1 before the time limit (launch.slurm_requeue), with the work saved: the run
+// is marked requeued before the job is requeued (SLURM then ends this job at once), and the
+// requeued job continues it (run/slurm_requeue). When SLURM refuses, it is an interrupted run.
+int record_requeue(output::StopRecord stop, output::RunObserver& observer, dist::World& world) {
+  std::string refused;
+  dist::on_main_process(world, [&] {
+    stop.status = "requeued";
+    observer.on_stop(stop);
+    spdlog::warn(
+        "SLURM's time limit is near ({}): stopped at {} with checkpoints/last.pt saved; "
+        "requeueing the job, which continues this run",
+        stop.signal, stop.stopped_at);
+    refused = requeue_this_job();
+    if (refused.empty()) return;
+    stop.status = "interrupted";
+    observer.on_stop(stop);
+    spdlog::error("the job could not be requeued: {}; continue with {}", refused,
+                  stop.resume_command);
+  });
+  refused = dist::broadcast_text(world, refused);
+  return refused.empty() ? 0 : train::exit_code_for_stop(SIGUSR1);
+}
+
 // Stopped by a signal with its work saved: the run folder says where and how to go on.
 int record_stop(const train::TrainingLoop& loop, int signo, output::RunObserver& observer,
                 dist::World& world, const std::string& run_dir) {
@@ -125,6 +150,7 @@ int record_stop(const train::TrainingLoop& loop, int signo, output::RunObserver&
   stop.fields = best_so_far(loop);
   stop.optimizer_steps = p.optimizer_steps;
   stop.seconds = loop.run_seconds();
+  if (signo == SIGUSR1) return record_requeue(stop, observer, world);
   dist::on_main_process(world, [&] { observer.on_stop(stop); });
   if (world.is_main())
     spdlog::warn("interrupted by {} at {}; the run folder keeps its work: continue with {}",
@@ -148,7 +174,8 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
                            (fs::path(run_dir) / "checkpoints").string());
   // From here a SIGINT/SIGTERM stops the run at the next step with its work saved (runner's
   // launcher says so itself, once for all ranks).
-  train::StopRequestHandler stop_handler(main && !launch::launched_by_runner());
+  train::StopRequestHandler stop_handler(main && !launch::launched_by_runner(),
+                                         experiment.launch.slurm_requeue);
   json restarts = restarts_so_far();  // launch.max_restarts: the attempts before this one
   if (options.resume) {
     // Until its checkpoint has loaded a resume has changed nothing but command.txt: a damaged

@@ -263,11 +263,13 @@ std::vector<std::string> sbatch_options(const SweepBook& book) {
   const SlurmOptions& slurm = book.sweep().slurm;
   PointShape largest;
   bool any_cuda = false;
+  bool any_requeue = false;
   for (size_t i = 0; i < book.rows().size(); ++i) {
     const PointShape s = shape_of(book, i);
     largest.nodes = std::max(largest.nodes, s.nodes);
     largest.ranks_per_node = std::max(largest.ranks_per_node, s.ranks_per_node);
     any_cuda = any_cuda || s.device == "cuda";
+    any_requeue = any_requeue || book.sweep().points[i].experiment.options.launch.slurm_requeue;
   }
   std::vector<std::string> options = {
       "--job-name=runner-sweep-" + book.sweep().name,
@@ -277,6 +279,12 @@ std::vector<std::string> sbatch_options(const SweepBook& book) {
   if (slurm.partition) options.push_back("--partition=" + *slurm.partition);
   if (slurm.time) options.push_back("--time=" + *slurm.time);
   if (slurm.account) options.push_back("--account=" + *slurm.account);
+  // launch.slurm_requeue: SLURM warns the ranks before the time limit; they save and requeue
+  // their task, which continues its point (the array script keeps a requeued point's folder).
+  if (any_requeue) {
+    options.push_back("--requeue");
+    options.push_back(fmt::format("--signal=USR1@{}", slurm.requeue_signal_s));
+  }
   if (slurm.cpus_per_task)
     options.push_back(fmt::format("--cpus-per-task={}", *slurm.cpus_per_task));
   const int gpus = slurm.gpus_per_task.value_or(any_cuda ? 1 : 0);
@@ -311,9 +319,12 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
   s << "  *) echo \"runner sweep: no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
     << "esac\n"
     << "# A point runs from scratch: what an earlier, unfinished run left goes now (not at\n"
-    << "# submission, so a refused submission loses nothing).\n"
-    << "rm -rf -- " << quoted(book.dir().string()) << "/\"$point\" "
+    << "# submission, so a refused submission loses nothing). A task SLURM requeued\n"
+    << "# (launch.slurm_requeue) keeps its folder: runner continues it.\n"
+    << "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then\n"
+    << "  rm -rf -- " << quoted(book.dir().string()) << "/\"$point\" "
     << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
+    << "fi\n"
     << "srun --nodes=$nodes --ntasks=$((nodes * ranks_per_node)) "
        "--ntasks-per-node=$ranks_per_node --kill-on-bad-exit=1"
     << step_options << " \\\n  " << quoted(program) << " run --config-dir "

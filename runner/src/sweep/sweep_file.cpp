@@ -75,6 +75,7 @@ SlurmOptions slurm_options(const json& section) {
   o.cpus_per_task = number("cpus_per_task");
   o.gpus_per_task = number("gpus_per_task");
   o.extra_args = section.at("extra_args").get<std::vector<std::string>>();
+  o.requeue_signal_s = section.at("requeue_signal_s").get<int>();
   return o;
 }
 

@@ -24,6 +24,7 @@ struct SlurmOptions {
   std::optional<int> cpus_per_task;
   std::optional<int> gpus_per_task;  ///< nullopt: 1 where a point runs on cuda, else 0
   std::vector<std::string> extra_args;
+  int requeue_signal_s = 120;  ///< --signal=USR1@N where a point sets launch.slurm_requeue
 };
 
 struct Sweep {

@@ -10,7 +10,7 @@ class World;
 namespace runner::train {
 
 struct StepFlags {
-  int stop_signal = 0;  ///< SIGINT/SIGTERM when any rank was asked to stop, else 0
+  int stop_signal = 0;  ///< SIGINT/SIGTERM/SIGUSR1 when any rank was asked to stop, else 0
   bool save_due = false;
 };
 

@@ -12,13 +12,15 @@ namespace runner::train {
 /// destroyed.
 class StopRequestHandler {
  public:
-  explicit StopRequestHandler(bool announce);
+  /// `requeue_on_usr1` (launch.slurm_requeue): SIGUSR1, SLURM's signal before a time limit, is
+  /// a stop request too (the run then saves and requeues its job).
+  explicit StopRequestHandler(bool announce, bool requeue_on_usr1 = false);
   ~StopRequestHandler();
   StopRequestHandler(const StopRequestHandler&) = delete;
   StopRequestHandler& operator=(const StopRequestHandler&) = delete;
 };
 
-/// The signal that asked this process to stop (SIGINT or SIGTERM), or 0.
+/// The signal that asked this process to stop (SIGINT, SIGTERM or SIGUSR1), or 0.
 int stop_requested_by();
 
 /// The exit code of a run stopped by `signo`: 128 + signo (130 for SIGINT, 143 for SIGTERM).

@@ -93,7 +93,7 @@ std::string describe_exit(const ChildExit& exit) {
   return "exited with code " + std::to_string(exit.exit_code);
 }
 
-SignalCatcher::SignalCatcher() {
+SignalCatcher::SignalCatcher(bool usr1) : usr1_(usr1) {
   if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(std::string("cannot create a pipe for signals: ") + std::strerror(errno));
   g_catcher_pid = ::getpid();
@@ -104,11 +104,13 @@ SignalCatcher::SignalCatcher() {
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, &old_int_);
   ::sigaction(SIGTERM, &action, &old_term_);
+  if (usr1_) ::sigaction(SIGUSR1, &action, &old_usr1_);
 }
 
 SignalCatcher::~SignalCatcher() {
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+  if (usr1_) ::sigaction(SIGUSR1, &old_usr1_, nullptr);
   ::close(g_signal_pipe[0]);
   ::close(g_signal_pipe[1]);
   g_signal_pipe[0] = g_signal_pipe[1] = -1;

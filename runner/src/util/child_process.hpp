@@ -41,12 +41,12 @@ struct ChildSpec {
   bool die_with_us = false;  ///< SIGTERM to the child when we die, even by SIGKILL
 };
 
-/// While it lives, SIGINT and SIGTERM do not end this process: they are recorded, in order,
-/// and wake Supervisor::wait. The previous handlers come back when it is destroyed. One at a
-/// time per process.
+/// While it lives, SIGINT and SIGTERM (and SIGUSR1 when asked) do not end this process: they are
+/// recorded, in order, and wake Supervisor::wait. The previous handlers come back when it is
+/// destroyed. One at a time per process.
 class SignalCatcher {
  public:
-  SignalCatcher();
+  explicit SignalCatcher(bool usr1 = false);
   ~SignalCatcher();
   SignalCatcher(const SignalCatcher&) = delete;
   SignalCatcher& operator=(const SignalCatcher&) = delete;
@@ -60,6 +60,8 @@ class SignalCatcher {
  private:
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+  struct sigaction old_usr1_ {};
+  bool usr1_ = false;
 };
 
 /// Children started and watched together.

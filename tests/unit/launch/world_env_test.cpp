@@ -62,6 +62,7 @@ TEST(WorldEnv, TorchrunWinsOverSlurmWhenBothAreSet) {
 TEST(WorldEnv, SlurmVariablesFirstHostAndJobPort) {
   auto world = detect_world_env(env_of({{"SLURM_PROCID", "5"},
                                         {"SLURM_NTASKS", "8"},
+                                        {"SLURM_STEP_ID", "0"},
                                         {"SLURM_LOCALID", "1"},
                                         {"SLURM_NODEID", "2"},
                                         {"SLURM_NNODES", "4"},
@@ -78,9 +79,20 @@ TEST(WorldEnv, SlurmVariablesFirstHostAndJobPort) {
   EXPECT_EQ(world->master_port, 15000 + 123456 % 20000);
 }
 
+TEST(WorldEnv, ABatchScriptIsNoWorldRunnerLaunchesItself) {
+  // What sbatch's script sees: the job's variables, but no step. runner exec'd there starts
+  // its own ranks (launch.num_processes) instead of running as 1 of SLURM_NTASKS.
+  EXPECT_FALSE(detect_world_env(env_of({{"SLURM_PROCID", "0"},
+                                        {"SLURM_NTASKS", "1"},
+                                        {"SLURM_LOCALID", "0"},
+                                        {"SLURM_NODEID", "0"},
+                                        {"SLURM_JOB_ID", "812"}})));
+}
+
 TEST(WorldEnv, SlurmMasterPortOverride) {
   auto world = detect_world_env(env_of({{"SLURM_PROCID", "0"},
                                         {"SLURM_NTASKS", "2"},
+                                        {"SLURM_STEPID", "0"},
                                         {"SLURM_NODELIST", "n1"},
                                         {"SLURM_JOB_ID", "7"},
                                         {"MASTER_PORT", "40000"}}));
