@@ -5,6 +5,8 @@
 #   before the time limit; here `scancel --signal=USR1 --batch`, at a known step) saves last.pt,
 #   marks the run requeued and requeues the job; the requeued job continues the same folder and
 #   ends as an uninterrupted run (train.deterministic: the same per-step losses);
+# - a job with a one-minute limit and --signal=B:USR1@50: SLURM's clock warns it, it is
+#   requeued as often as it takes and the run finishes;
 # - scancel of a running job (SIGTERM to every process of the job): last.pt, status interrupted;
 # - a sweep point with launch.slurm_requeue: its array asks --requeue --signal=USR1@N, and a
 #   task signalled through its srun ranks is requeued and continues its point's folder.
@@ -97,7 +99,27 @@ grep -q "\"slurm_job_id\": \"$job\"" "$WORK/requeued/run.json" ||
 [ "$(steps "$WORK/requeued/metrics.jsonl")" = "$(steps "$WORK/ref/metrics.jsonl")" ] ||
   { echo "FAIL: requeued and continued, the per-step losses differ from one go"; failures=$((failures + 1)); }
 
-# 2. scancel of a running job: every process gets SIGTERM; the work is saved, the run interrupted.
+# 2. SLURM's own warning: a job with a one-minute limit and --signal=B:USR1@50 is warned by
+# SLURM's clock (up to a minute early: SLURM checks time limits every 30 s or so), requeued, and
+# runs again until the run is finished, however many times that takes; nothing is lost between.
+sed -e 's/train_size: 4096/train_size: 65536/' -e 's/epochs: 2/epochs: 4/' -e 's/log_every_steps: 1/log_every_steps: 50/' long.yaml >slow.yaml
+printf '#!/bin/bash\nexec %q run %q --set output.run_dir=%q\n' "$RUNNER" "$WORK/slow.yaml" "$WORK/limited" >limited.sbatch
+job=$(sbatch --parsable --requeue --time=1 --signal=B:USR1@50 --ntasks=1 --cpus-per-task=2 \
+  --output="$WORK/limited.out" --open-mode=append --export=ALL,OMP_NUM_THREADS=1 limited.sbatch)
+for _ in $(seq 1200); do
+  state=$(squeue --noheader --jobs="$job" --format=%T 2>/dev/null || true)
+  [ -z "$state" ] && break
+  [ "$state" = PENDING ] && grep -q "SLURM's time limit is near" limited.out 2>/dev/null &&
+    scontrol update JobId="$job" StartTime=now >/dev/null 2>&1
+  sleep 0.5
+done
+requeues=$(grep -c "was requeued (restart" limited.out || true)
+[ "$requeues" -ge 1 ] && [ "$(status "$WORK/limited")" = finished ] ||
+  { echo "FAIL: a job at its time limit: $requeues requeue(s), status $(status "$WORK/limited")"; grep -v "^epoch" limited.out | tail -n 30; failures=$((failures + 1)); }
+grep -q "DUE TO TIME LIMIT" limited.out &&
+  { echo "FAIL: SLURM's time limit ended a job before its warning was heeded"; failures=$((failures + 1)); }
+
+# 3. scancel of a running job: every process gets SIGTERM; the work is saved, the run interrupted.
 job=$(submit cancel "$WORK/cancelled")
 wait_step "$WORK/cancelled" 30
 scancel "$job"
@@ -109,7 +131,7 @@ for _ in $(seq 50); do [ "$(status "$WORK/cancelled")" = interrupted ] && break;
 grep -q "stopping all ranks now" cancel.out &&
   { echo "FAIL: scancel's one stop was taken as a second one"; failures=$((failures + 1)); }
 
-# 3. A sweep point with launch.slurm_requeue: requeued through its srun ranks, it continues.
+# 4. A sweep point with launch.slurm_requeue: requeued through its srun ranks, it continues.
 printf 'base: long.yaml\nname: rq\noutput: out\nexecutor: slurm\nslurm: {requeue_signal_s: 45}\nset: {launch.num_processes: 1, train.epochs: 1}\npoints:\n  - {train.batch_size: 16}\n' >sweep.yaml
 expect_exit 0 "$RUNNER" sweep sweep.yaml
 job=$(sed -n 's/.*submitted 1 point(s) as SLURM job \([0-9]*\).*/\1/p' <<<"$out" | head -1)
