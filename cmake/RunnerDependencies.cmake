@@ -31,6 +31,24 @@ find_package(Torch REQUIRED)
 # The wheel's torch/lib (inside the project when it is .venv, so CMake's link-path RPATH skips
 # it): installed binaries name it, to run against the libtorch they were built with.
 get_filename_component(RUNNER_TORCH_LIB_DIR "${TORCH_LIBRARY}" DIRECTORY)
+# And the CUDA runtime runner_core links itself (libcudart.so.N), from the folder the wheel's
+# libtorch_cuda loads it (site-packages/nvidia/cuNN/lib): an installed runner then starts on a
+# machine without a CUDA toolkit, and a process holds one copy of it. Without a wheel's: the
+# folder of the toolkit runner was linked against.
+set(RUNNER_INSTALL_RPATH "${RUNNER_TORCH_LIB_DIR}")
+if(TORCH_CUDA_LIBRARIES)
+  file(GLOB runner_cudart_found "${RUNNER_TORCH_LIB_DIR}/../../nvidia/*/lib/libcudart.so.*")
+  if(NOT runner_cudart_found AND TARGET CUDA::cudart)
+    get_target_property(runner_cudart_found CUDA::cudart IMPORTED_LOCATION)
+  endif()
+  foreach(file ${runner_cudart_found})
+    get_filename_component(dir "${file}" DIRECTORY)
+    file(REAL_PATH "${dir}" dir)
+    list(APPEND RUNNER_INSTALL_RPATH "${dir}")
+  endforeach()
+  list(REMOVE_DUPLICATES RUNNER_INSTALL_RPATH)
+endif()
+message(STATUS "installed binaries find libtorch (and the CUDA runtime) in: ${RUNNER_INSTALL_RPATH}")
 find_package(yaml-cpp REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(fmt REQUIRED)

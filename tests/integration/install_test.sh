@@ -21,4 +21,14 @@ data:
 YAML
 RUNNER_PLUGIN_PATH="$tmp/plugin-build" expect_exit 0 "$tmp/prefix/bin/runner" run "$tmp/exp.yaml" --dry-run
 expect_output "transforms      train 1"
+# A user's machine has no CUDA toolkit: with /usr/local/cuda hidden (a mount namespace, where we
+# may make one), the installed runner still starts and runs, its CUDA runtime found where the
+# wheel's libtorch finds it.
+if [ -d /usr/local/cuda ] && unshare -m true 2>/dev/null; then
+  RUNNER_PLUGIN_PATH="$tmp/plugin-build" expect_exit 0 unshare -m sh -c \
+    'mount -t tmpfs tmpfs /usr/local/cuda && exec "$0" run "$1" --dry-run' "$tmp/prefix/bin/runner" "$tmp/exp.yaml"
+  expect_output "transforms      train 1"
+else
+  echo "note: no /usr/local/cuda to hide, or no mount namespace here: the installed runner ran with what this machine has"
+fi
 finish
