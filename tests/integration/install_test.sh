@@ -28,6 +28,12 @@ if [ -d /usr/local/cuda ] && unshare -m true 2>/dev/null; then
   RUNNER_PLUGIN_PATH="$tmp/plugin-build" expect_exit 0 unshare -m sh -c \
     'mount -t tmpfs tmpfs /usr/local/cuda && exec "$0" run "$1" --dry-run' "$tmp/prefix/bin/runner" "$tmp/exp.yaml"
   expect_output "transforms      train 1"
+  # runner env says where it found them: runner's own libraries in the prefix, the CUDA
+  # runtime beside the wheel's libtorch.
+  expect_exit 0 unshare -m sh -c 'mount -t tmpfs tmpfs /usr/local/cuda && exec "$0" env' "$tmp/prefix/bin/runner"
+  expect_output "librunner_core.so       $tmp/prefix/lib"
+  grep -qE "^  libcudart\.so\.[0-9]+ +/.*/nvidia/[^/]+/lib/libcudart" <<<"$out" ||
+    { echo "FAIL: the installed runner's CUDA runtime is not the wheel's: $(grep cudart <<<"$out")"; failures=$((failures + 1)); }
 else
   echo "note: no /usr/local/cuda to hide, or no mount namespace here: the installed runner ran with what this machine has"
 fi

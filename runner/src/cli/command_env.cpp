@@ -26,7 +26,8 @@ std::string cuda_line(const nlohmann::json& env) {
 int command_env(const Args& args) {
   CommandLine cl("env", "[--json]",
                  "Prints versions (runner, libtorch, CUDA/cuDNN/NCCL if any, OpenCV, BLAS),\n"
-                 "devices and thread counts.");
+                 "devices, thread counts and where runner's, libtorch's and CUDA's libraries\n"
+                 "were loaded from.");
   cl.flag("json", nullptr, "Print JSON");
   if (!cl.parse(args)) return 0;
   const auto env = run::environment_report();
@@ -46,7 +47,11 @@ int command_env(const Args& args) {
             << "Gloo            " << env["gloo"].get<std::string>() << "\n"
             << "CPU cores       " << env["cpu_cores"].get<unsigned>() << "\n"
             << "torch threads   " << env["torch_threads"].get<int>() << " intra-op, "
-            << env["torch_interop_threads"].get<int>() << " inter-op\n";
+            << env["torch_interop_threads"].get<int>() << " inter-op\n"
+            << "loaded from\n";
+  for (const auto& [file, path] : env["libraries"].items())
+    std::cout << "  " << file << std::string(file.size() < 24 ? 24 - file.size() : 1, ' ')
+              << path.get<std::string>() << "\n";
   return 0;
 }
 

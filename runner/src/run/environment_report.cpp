@@ -35,6 +35,27 @@ std::string loaded_blas() {
   return out.empty() ? "none loaded" : out;
 }
 
+// Where the libraries that decide how a run computes were loaded from (/proc/self/maps): an
+// installed runner, a second libtorch or CUDA runtime on the loader's path show here.
+nlohmann::json loaded_libraries() {
+  static const char* const kWatched[] = {
+      "librunner_core", "librunner_builtins", "libtorch_cpu", "libtorch_cuda",
+      "libc10.",        "libcudart",          "libnccl",      "libcudnn.",
+      "libopencv_core"};
+  std::ifstream maps("/proc/self/maps");
+  nlohmann::json found = nlohmann::json::object();
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto path_at = line.find('/');
+    if (path_at == std::string::npos) continue;
+    const std::string path = line.substr(path_at);
+    const std::string file = path.substr(path.rfind('/') + 1);
+    for (const char* prefix : kWatched)
+      if (file.rfind(prefix, 0) == 0 && file.find(".so") != std::string::npos) found[file] = path;
+  }
+  return found;
+}
+
 }  // namespace
 
 nlohmann::json environment_report() {
@@ -66,6 +87,7 @@ nlohmann::json environment_report() {
   env["cpu_native_bf16"] = bf16.empty() ? nlohmann::json(false) : nlohmann::json(bf16);
   env["torch_threads"] = torch::get_num_threads();
   env["torch_interop_threads"] = torch::get_num_interop_threads();
+  env["libraries"] = loaded_libraries();
   return env;
 }
 
