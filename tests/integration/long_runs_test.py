@@ -1,6 +1,7 @@
 """Runs that survive what long runs meet (issue 40), through the CLI, with 2 CPU ranks:
 - a stop delivered twice is one stop: `timeout`'s delivery (the command, then its process
-  group), `kill -INT -- -PGID`, the real `timeout -s INT` and plain `timeout` end with 130/143,
+  group), `kill -INT -- -PGID`, `kill -TERM -- -PGID`, a Ctrl-C and the group's SIGTERM 50 ms
+  apart, the real `timeout -s INT` and plain `timeout` end with 130/143,
   a mid-epoch last.pt, summary.json interrupted and non-empty rank logs, and the resume ends as
   one uninterrupted run; a real second Ctrl-C 3 s after the first still stops at once;
 - launch.max_restarts: kill -9 of rank 1 at three steps, or rank 1 frozen in a collective (the
@@ -132,6 +133,20 @@ check(wait_until(lambda: reached(root, 20)), "the run never reached step 20")
 os.killpg(proc.pid, signal.SIGINT)
 out = proc.communicate(timeout=120)[0].decode(errors="replace")
 ended_interrupted(proc.returncode, out, root, 130, "SIGINT", "kill -INT -- -PGID")
+
+# kill -TERM -- -PGID (a container stop); and a Ctrl-C followed 50 ms later by the group's
+# SIGTERM (a person and a supervisor at once, while a step runs): one stop, the first one's.
+for name, first_to_launcher, code, sig in (("group_term", None, 143, "SIGTERM"),
+                                           ("int_then_term", signal.SIGINT, 130, "SIGINT")):
+    root = os.path.join(tmp, name)
+    proc = start([exp, "--set", f"output.root={root}"])
+    check(wait_until(lambda: reached(root, 20)), f"{name}: the run never reached step 20")
+    if first_to_launcher:
+        proc.send_signal(first_to_launcher)
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGTERM)
+    out = proc.communicate(timeout=120)[0].decode(errors="replace")
+    ended_interrupted(proc.returncode, out, root, code, sig, name)
 
 # The real timeout, -s INT and plain (TERM), on a run long enough to be training by then
 # (--preserve-status: timeout's own exit is 124 whatever runner's was).
