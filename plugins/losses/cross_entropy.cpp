@@ -1,4 +1,6 @@
-// `cross_entropy`: torch's cross_entropy with label smoothing and class weights, in float32.
+// `cross_entropy`: torch's cross_entropy with label smoothing and class weights, in float32;
+// with class probabilities as targets (train.mixup) it is timm's SoftTargetCrossEntropy,
+// -sum(p * log_softmax(logits)) averaged over the batch.
 
 #include <string>
 #include <vector>
@@ -13,7 +15,7 @@ namespace runner::losses {
 
 namespace {
 
-class CrossEntropyLoss final : public Loss {
+class CrossEntropyLoss final : public Loss, public TakesSoftTargets {
  public:
   CrossEntropyLoss(double label_smoothing, std::vector<double> weight)
       : label_smoothing_(label_smoothing), weight_values_(std::move(weight)) {}
@@ -24,6 +26,9 @@ class CrossEntropyLoss final : public Loss {
                   std::to_string(logits.dim()) + " dimensions");
     // fp16/bf16 logits from autocast: softmax and the sum are taken in float32.
     const torch::Tensor wide = logits.to(torch::kFloat);
+    if (targets.is_floating_point() && targets.sizes() != logits.sizes())
+      throw Error("loss.cross_entropy: soft targets of shape " + c10::str(targets.sizes()) +
+                  " for logits of shape " + c10::str(logits.sizes()));
     auto options =
         torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing_);
     if (!weight_values_.empty()) {

@@ -26,6 +26,9 @@ int command_export(const Args& args) {
       "directory exports checkpoints/best.pt (else last.pt); the model is rebuilt from the\n"
       "run's config.yaml.");
   cl.flag("output,o", po::value<std::string>(), "Output file (default: RUN_DIR/model.safetensors)")
+      .flag("weights", po::value<std::string>(),
+            "model or ema: the checkpoint's trained weights or train.ema's average (default: "
+            "the run's train.best.weights)")
       .positional("source", 1);
   if (!cl.parse(args)) return 0;
   const auto sources = cl.list("source");
@@ -56,11 +59,18 @@ int command_export(const Args& args) {
   request.pretrained = false;
   request.training = false;
   const train::RunParts parts = run::build_run_parts(experiment, request);
-  train::load_checkpoint(checkpoint.string(), *parts.model, nullptr);
+  const std::string weights =
+      cl.has("weights") ? cl.get<std::string>("weights") : experiment.options.train.best.weights;
+  if (weights != "model" && weights != "ema")
+    throw ConfigError("runner export: --weights " + weights + ": expected model or ema");
+  train::load_checkpoint(checkpoint.string(), *parts.model, nullptr,
+                         train::parse_checkpoint_weights(weights));
   const fs::path output =
       cl.has("output") ? fs::path(cl.get<std::string>("output")) : run_dir / "model.safetensors";
-  std::map<std::string, std::string> metadata = {
-      {"format", "pt"}, {"architecture", parts.about.backbone}, {"source", checkpoint.string()}};
+  std::map<std::string, std::string> metadata = {{"format", "pt"},
+                                                 {"architecture", parts.about.backbone},
+                                                 {"source", checkpoint.string()},
+                                                 {"weights", weights}};
   if (parts.about.model_options) {
     metadata["in_chans"] = std::to_string(parts.about.model_options->in_chans);
     metadata["num_classes"] = std::to_string(parts.about.model_options->num_classes);

@@ -206,7 +206,8 @@ int command_run(const Args& args) {
 int command_predict(const Args& args) {
   CommandLine cl(
       "predict",
-      "RUN_DIR [--checkpoint best|last|PATH] [--split test|val] [--output FILE] | "
+      "RUN_DIR [--checkpoint best|last|PATH] [--weights model|ema] [--split test|val] "
+      "[--output FILE] | "
       "EXPERIMENT.yaml [--checkpoint PATH] [--output FILE] [--set KEY=VALUE]...",
       "Predicts a split (predict.split: test by default) on any number of ranks and writes\n"
       "predict.output in predict.format. Given a run folder, it uses the config the run was\n"
@@ -218,6 +219,9 @@ int command_predict(const Args& args) {
   add_config_dir_flag(cl);
   cl.flag("checkpoint", po::value<std::string>(),
           "best, last (of the run folder) or a checkpoint file (RUN/checkpoints/best.pt)")
+      .flag("weights", po::value<std::string>(),
+            "model or ema: the checkpoint's trained weights or train.ema's average (default: "
+            "the run's train.best.weights; model for an experiment file)")
       .flag("split", po::value<std::string>(), "test or val (predict.split)")
       .flag("output", po::value<std::string>(),
             "Output file (default: predict.output, in RUN_DIR/predictions/ for a run's weights)")
@@ -250,10 +254,16 @@ int command_predict(const Args& args) {
     if (options.predict_input.empty()) config::require_paths_exist(e);
   };
   std::string checkpoint = cl.has("checkpoint") ? cl.get<std::string>("checkpoint") : "";
+  if (cl.has("weights")) {
+    options.weights = cl.get<std::string>("weights");
+    if (options.weights != "model" && options.weights != "ema")
+      throw ConfigError("runner predict: --weights " + options.weights + ": expected model or ema");
+  }
   if (config::is_run_folder(files[0])) {
     // The run folder is the source of truth: the config it was trained with, its weights.
     auto experiment = config::load_run_experiment(files[0], overrides, config_dir(cl));
     require_data(experiment);
+    if (!cl.has("weights")) options.weights = experiment.options.train.best.weights;
     const auto dir = std::filesystem::path(files[0]) / "checkpoints";
     if (checkpoint.empty()) checkpoint = std::filesystem::exists(dir / "best.pt") ? "best" : "last";
     if (checkpoint == "best" || checkpoint == "last") {

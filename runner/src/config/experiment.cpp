@@ -240,6 +240,35 @@ void suggest_other_sections(json& doc, std::vector<ConfigIssue>& issues) {
   }
 }
 
+namespace {
+
+// train.ema and train.mixup: what their keys need of each other and of the batch.
+void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
+  const json& train = doc.at("train");
+  if (train.at("best").at("weights") == "ema" && !train.at("ema").at("enabled").get<bool>())
+    issues.push_back({marks.value_mark("/train/best/weights"), "train.best.weights",
+                      "'ema' judges and predicts with train.ema's average, which is off: set "
+                      "train.ema.enabled: true or train.best.weights: model"});
+  const json& mixup = train.at("mixup");
+  const json& minmax = mixup.at("cutmix_minmax");
+  if (minmax.is_array() && minmax.at(0).get<double>() >= minmax.at(1).get<double>())
+    issues.push_back({marks.value_mark("/train/mixup/cutmix_minmax"), "train.mixup.cutmix_minmax",
+                      fmt::format("[{}, {}] is no range: write [min, max] with min < max, "
+                                  "e.g. [0.2, 0.8]",
+                                  minmax.at(0).get<double>(), minmax.at(1).get<double>())});
+  const bool mixes = mixup.at("mixup_alpha").get<double>() > 0 ||
+                     mixup.at("cutmix_alpha").get<double>() > 0 || minmax.is_array();
+  const json& batch = train.at("batch_size");
+  if (mixes && batch.is_number_integer() && batch.get<int64_t>() % 2 != 0)
+    issues.push_back({marks.value_mark("/train/batch_size"), "train.batch_size",
+                      fmt::format("{} is odd, and train.mixup pairs image i with image N-1-i of "
+                                  "each batch (timm's rule): use an even per-process batch, "
+                                  "e.g. {}",
+                                  batch.get<int64_t>(), batch.get<int64_t>() + 1)});
+}
+
+}  // namespace
+
 void validate_experiment(json& doc, const SourceMap& marks) {
   std::vector<ConfigIssue> issues;
   const json& schema = experiment_schema();
@@ -292,6 +321,7 @@ void validate_experiment(json& doc, const SourceMap& marks) {
                             "); add it under metrics: or pick one of those"});
     }
   }
+  if (issues.empty()) check_recipe_keys(doc, marks, issues);
   suggest_other_sections(doc, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
 }

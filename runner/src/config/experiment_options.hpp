@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,7 +61,33 @@ struct AutoBatchOptions {
 /// `train.best`: the metric that picks checkpoints/best.pt.
 struct BestOptions {
   std::string metric = "accuracy";
-  std::string mode = "auto";  ///< auto, max, min
+  std::string mode = "auto";      ///< auto, max, min
+  std::string weights = "model";  ///< model, ema: whose validation picks best.pt and predicts
+};
+
+/// `train.ema`: an exponential moving average of the weights, as timm's ModelEmaV3.
+struct EmaOptions {
+  bool enabled = false;
+  double decay = 0.9998;
+  bool warmup = false;  ///< train.ema.warmup.enabled
+  double warmup_gamma = 1.0, warmup_power = 2.0 / 3.0;
+  int64_t update_after_step = 0;
+  double min_decay = 0.0;
+  bool exclude_buffers = false;  ///< buffers copied, not averaged
+  std::string device = "model";  ///< model (the model's device), cpu
+};
+
+/// `train.mixup`: mixup and cutmix with soft targets, as timm's Mixup. Off unless an alpha is
+/// above 0 or cutmix_minmax is set.
+struct MixupOptions {
+  double mixup_alpha = 0, cutmix_alpha = 0;
+  std::optional<std::pair<double, double>> cutmix_minmax;
+  double prob = 1.0, switch_prob = 0.5;
+  std::string mode = "batch";  ///< batch, pair, elem
+  double label_smoothing = 0.0;
+  bool correct_lam = true;
+  std::optional<int64_t> off_epoch;  ///< 1-based: mixing stops from this epoch on
+  bool enabled() const { return mixup_alpha > 0 || cutmix_alpha > 0 || cutmix_minmax; }
 };
 
 /// `train.early_stopping`.
@@ -90,6 +117,8 @@ struct TrainOptions {
   std::optional<int64_t> max_steps;
   bool channels_last = false;
   BestOptions best;
+  EmaOptions ema;
+  MixupOptions mixup;
   EarlyStoppingOptions early_stopping;
   int64_t max_nonfinite_steps = 20;
   std::optional<int64_t> checkpoint_every_steps;

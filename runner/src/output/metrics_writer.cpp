@@ -20,11 +20,17 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+std::string validation_key(const std::string& metric) {
+  if (metric.rfind("ema_", 0) == 0) return "ema_val_" + metric.substr(4);
+  return "val_" + metric;
+}
+
 std::string tensorboard_tag(const std::string& kind, const std::string& key) {
   if (kind == "step")  // a log window of training steps
     return key == "peak_rss_mib" ? "system/peak_rss_mib" : "train/" + key;
   // An epoch record: the validation's metrics (val_<metric>), the training pass's figures.
   if (key.rfind("val_", 0) == 0) return "val/" + key.substr(4);
+  if (key.rfind("ema_val_", 0) == 0) return "ema_val/" + key.substr(8);  // train.ema's average
   if (key == "loss") return "train/epoch_loss";
   if (key == "images_per_s") return "train/epoch_images_per_s";
   if (key == "epoch_seconds") return "train/epoch_seconds";
@@ -37,7 +43,7 @@ MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string
   columns_ = {"kind",  "epoch",        "step",      "loss",         "lr",
               "scale", "images_per_s", "data_wait", "peak_rss_mib", "val_loss"};
   for (const auto& m : metric_names)
-    if (m != "loss") columns_.push_back("val_" + m);
+    if (m != "loss") columns_.push_back(validation_key(m));
   run_dir_ = run_dir;
   const fs::path dir(run_dir);
   const bool fresh_csv = !fs::exists(dir / "metrics.csv");

@@ -46,6 +46,10 @@ class MetricsWriter {
 /// train/epoch_loss, train/epoch_images_per_s, train/epoch_seconds; "" for none (the epoch).
 std::string tensorboard_tag(const std::string& kind, const std::string& key);
 
+/// An epoch record's key for validation metric `metric`: val_<metric>, and ema_val_<m> for
+/// train.ema's ema_<m>.
+std::string validation_key(const std::string& metric);
+
 /// Peak resident memory of this process so far, in MiB.
 double peak_rss_mib();
 

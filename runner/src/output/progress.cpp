@@ -97,7 +97,10 @@ std::string epoch_line(const EpochRecord& r) {
   std::string line = "epoch " + std::to_string(r.epoch) + "/" + std::to_string(r.epochs) +
                      ": train loss " + fmt::format("{:.4f}", r.loss);
   for (const auto& [name, value] : r.validation)
-    line += fmt::format(", val {} {:.4f}", name, value);
+    if (name.rfind("ema_", 0) != 0) line += fmt::format(", val {} {:.4f}", name, value);
+  for (const auto& [name, value] : r.validation)  // train.ema's average, after the model's
+    if (name.rfind("ema_", 0) == 0)
+      line += fmt::format(", ema val {} {:.4f}", name.substr(4), value);
   line += r.images_per_s ? fmt::format(", {:.0f} img/s", *r.images_per_s) : ", n/a img/s";
   return line + fmt::format(", {:.1f} s", r.epoch_seconds);
 }

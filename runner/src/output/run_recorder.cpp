@@ -42,8 +42,7 @@ void RunRecorder::on_epoch(const EpochRecord& r) {
                  {"peak_rss_mib", r.peak_rss_mib},
                  {"peak_gpu_mib", r.peak_gpu_mib}};
   if (r.partial) record["partial_epoch"] = true;
-  for (const auto& [name, value] : r.validation)
-    record[name == "loss" ? "val_loss" : "val_" + name] = value;
+  for (const auto& [name, value] : r.validation) record[validation_key(name)] = value;
   metrics_.write("epoch", r.step, record);
   running_status_ =
       "running: epoch " + std::to_string(r.epoch) + " of " + std::to_string(r.epochs) + " done";

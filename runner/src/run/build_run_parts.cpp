@@ -67,6 +67,7 @@ train::PartsDescription describe_parts(const json& doc) {
   about.backbone = model.at("backbone").get<std::string>();
   about.optimizer = doc.at("optimizer").at("name").get<std::string>();
   about.scheduler = doc.at("scheduler").at("name").get<std::string>();
+  about.loss = doc.at("loss").at("name").get<std::string>();
   const json& pretrained = model.value("pretrained", json(false));
   if (pretrained.is_string()) about.pretrained = pretrained.get<std::string>();
   about.model_path = model.value("path", "");

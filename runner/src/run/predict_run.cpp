@@ -74,7 +74,10 @@ void predict_folder(train::Evaluator& evaluator, const RankSetup& setup,
 int predict_run(const RankSetup& setup, const config::ExperimentOptions& experiment,
                 train::RunParts& parts, const RunOptions& options, const std::string& dir) {
   if (!options.checkpoint.empty()) {
-    train::load_checkpoint(options.checkpoint, *parts.model, nullptr);
+    train::load_checkpoint(options.checkpoint, *parts.model, nullptr,
+                           train::parse_checkpoint_weights(options.weights));
+    if (setup.rank.world->is_main() && options.weights == "ema")
+      spdlog::info("predicting with the averaged weights (train.ema) of {}", options.checkpoint);
   } else if (parts.about.pretrained.empty() && setup.rank.world->is_main()) {
     spdlog::warn(
         "predicting with freshly initialised weights: give --checkpoint or model.pretrained");

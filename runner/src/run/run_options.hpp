@@ -16,6 +16,7 @@ struct RunOptions {
   bool overwrite = false;      ///< --overwrite: a new run replaces the run in output.run_dir
   bool predict_only = false;   ///< `runner predict`: no training
   std::string checkpoint;      ///< predict_only: weights to load ("" = model.pretrained)
+  std::string weights = "model";  ///< predict_only: the checkpoint's model or ema weights
   std::string predict_output;  ///< predict_only: output file ("" = predict.output)
   /// predict_only: a plain folder of images to predict instead of predict.split ("" = none).
   std::string predict_input;

@@ -109,6 +109,11 @@ void add_observers(output::ObserverChain& observers, const RankSetup& setup,
   observers.add(std::make_unique<output::SummaryWriter>(run_dir, base));
   std::vector<std::string> metric_names;
   for (const auto& m : parts.metrics) metric_names.push_back(m->name());
+  if (experiment.train.ema.enabled) {  // the average's validation: metrics.csv's ema_val_*
+    metric_names.push_back("ema_loss");
+    for (const auto& m : parts.metrics)
+      if (m->name() != "loss") metric_names.push_back("ema_" + m->name());
+  }
   observers.add(std::make_unique<output::RunRecorder>(
       run_dir, output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric,
                                        experiment.output.tensorboard}));
@@ -229,8 +234,9 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
     observers.on_end({"finished", trained, loop.position().optimizer_steps, loop.run_seconds()});
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
-    spdlog::info("done in {:.1f} s; best weights:{}; checkpoints: {}; run directory {}",
-                 loop.run_seconds(), line, checkpoints_text(kept), run_dir);
+    spdlog::info("done in {:.1f} s; best {}weights:{}; checkpoints: {}; run directory {}",
+                 loop.run_seconds(), train.best.weights == "ema" ? "averaged " : "", line,
+                 checkpoints_text(kept), run_dir);
   });
   return 0;
 }

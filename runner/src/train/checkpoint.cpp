@@ -40,6 +40,21 @@ void copy_module_from(torch::nn::Module& module, torch::serialize::InputArchive&
   }
 }
 
+// Module::save's layout with copies of the values: an archive keeps references to the tensors
+// it is given until it is written, and the average is in the model only for this call.
+void save_module_copy(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
+  for (const auto& p : module.named_parameters(/*recurse=*/false))
+    archive.write(p.key(), p.value().detach().clone(), /*is_buffer=*/false);
+  for (const auto& b : module.named_buffers(/*recurse=*/false))
+    archive.write(b.key(), b.value().detach().clone(), /*is_buffer=*/true);
+  for (const auto& child : module.named_children()) {
+    if (!child.value()->is_serializable()) continue;
+    torch::serialize::OutputArchive child_archive(archive.compilation_unit());
+    save_module_copy(*child.value(), child_archive);
+    archive.write(child.key(), child_archive);
+  }
+}
+
 }  // namespace
 
 torch::Tensor cpu_rng_state() {
@@ -55,11 +70,19 @@ void set_cpu_rng_state(const torch::Tensor& state) {
 }
 
 void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::Optimizer* optimizer,
-                     const CheckpointContent& content) {
+                     const CheckpointContent& content, ModelEma* ema) {
   torch::serialize::OutputArchive archive;
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
   archive.write("model", model_archive);
+  if (ema != nullptr) {  // in the model's own layout: it loads into the model like "model"
+    torch::serialize::OutputArchive ema_archive;
+    {
+      EmaWeightsInModel averaged(ema, model);
+      save_module_copy(model, ema_archive);
+    }
+    archive.write("ema", ema_archive);
+  }
   if (optimizer != nullptr) {
     torch::serialize::OutputArchive optimizer_archive;
     optimizer->state_to_host();
@@ -81,15 +104,39 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::O
   file.commit();
 }
 
+CheckpointWeights parse_checkpoint_weights(const std::string& text) {
+  if (text == "model") return CheckpointWeights::kModel;
+  if (text == "ema") return CheckpointWeights::kEma;
+  throw ConfigError("weights '" + text + "': write model or ema");
+}
+
+bool checkpoint_has_ema(const std::string& path) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    torch::serialize::InputArchive ema_archive;
+    return archive.try_read("ema", ema_archive);
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
-                                  optim::Optimizer* optimizer) {
+                                  optim::Optimizer* optimizer, CheckpointWeights weights) {
   if (!fs::exists(path)) throw DataError("checkpoint '" + path + "' does not exist");
   CheckpointContent content;
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
     torch::serialize::InputArchive model_archive;
-    archive.read("model", model_archive);
+    if (weights == CheckpointWeights::kEma) {
+      if (!archive.try_read("ema", model_archive))
+        throw DataError(
+            "it holds no averaged weights (its run had train.ema.enabled false): load the "
+            "model's weights (--weights model)");
+    } else {
+      archive.read("model", model_archive);
+    }
     torch::NoGradGuard no_grad;
     copy_module_from(model, model_archive, "");
     if (optimizer != nullptr) {
@@ -115,7 +162,7 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
 }
 
 void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn::Module& model,
-                         optim::Optimizer* optimizer, nlohmann::json meta) {
+                         optim::Optimizer* optimizer, nlohmann::json meta, ModelEma* ema) {
   CheckpointContent content;
   content.meta = std::move(meta);
   content.rng_states = world.all_gather(cpu_rng_state().to(torch::kFloat)).to(torch::kUInt8);
@@ -124,7 +171,7 @@ void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn:
     std::error_code ec;
     fs::create_directories(fs::path(path).parent_path(), ec);
     if (ec) throw Error(util::write_failure(fs::path(path).parent_path().string(), ec.value()));
-    save_checkpoint(path, model, optimizer, content);
+    save_checkpoint(path, model, optimizer, content, ema);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/optim/optimizer.hpp"
+#include "train/model_ema.hpp"
 
 namespace runner::dist {
 class World;
@@ -23,24 +24,37 @@ struct CheckpointContent {
   torch::Tensor rng_states;  ///< uint8 [world, n]: every rank's CPU generator state
 };
 
-/// Writes model (and, when given, optimizer) state plus `content` to `path` atomically.
-/// The optimizer's state is torch's serialisation of its torch_optimizer(), brought up to date
-/// from the device first (state_to_host). Requires the folder of `path` to exist. Throws
-/// runner::Error naming the path on I/O failure.
+/// Writes model (and, when given, optimizer) state plus `content` to `path` atomically; with
+/// `ema`, its average too ("ema", in the model's layout). The optimizer's state is torch's
+/// serialisation of its torch_optimizer(), brought up to date from the device first
+/// (state_to_host). Requires the folder of `path` to exist. Throws runner::Error naming the
+/// path on I/O failure.
 void save_checkpoint(const std::string& path, torch::nn::Module& model, optim::Optimizer* optimizer,
-                     const CheckpointContent& content);
+                     const CheckpointContent& content, ModelEma* ema = nullptr);
 
-/// Reads `path` into `model` (and `optimizer` when given and present in the file). Throws
-/// runner::DataError naming the file when it is missing, truncated or does not fit the model.
+/// Which weights of a checkpoint to load: the model's, or train.ema's average.
+enum class CheckpointWeights { kModel, kEma };
+
+/// "model" or "ema" (--weights, train.best.weights); throws ConfigError for another text.
+CheckpointWeights parse_checkpoint_weights(const std::string& text);
+
+/// Reads `path` into `model` (and `optimizer` when given and present in the file); `weights`:
+/// kEma loads the average train.ema kept instead of the model's weights. Throws
+/// runner::DataError naming the file when it is missing, truncated, does not fit the model or
+/// holds no average where one was asked for.
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
-                                  optim::Optimizer* optimizer);
+                                  optim::Optimizer* optimizer,
+                                  CheckpointWeights weights = CheckpointWeights::kModel);
+
+/// Whether the checkpoint at `path` holds train.ema's average (reads the file).
+bool checkpoint_has_ema(const std::string& path);
 
 /// Saves the run's checkpoint `path` from every rank (a collective): each rank's CPU generator
 /// state travels to the main process, which alone writes (model, the optimizer when given, and
 /// `meta`); the others wait until it is written, and every rank throws the same runner::Error
 /// when it could not be (a full disk: util::write_failure's line).
 void save_run_checkpoint(dist::World& world, const std::string& path, torch::nn::Module& model,
-                         optim::Optimizer* optimizer, nlohmann::json meta);
+                         optim::Optimizer* optimizer, nlohmann::json meta, ModelEma* ema = nullptr);
 
 /// This process's CPU generator state (for CheckpointContent::rng_states).
 torch::Tensor cpu_rng_state();

@@ -37,7 +37,7 @@ struct RankContext {
 /// What the parts are, in the experiment's words: for banners, the dry run and the checks that
 /// data and model fit.
 struct PartsDescription {
-  std::string dataset, backbone, optimizer, scheduler;  ///< the plugins' names
+  std::string dataset, backbone, optimizer, scheduler, loss;  ///< the plugins' names
   std::string pretrained;  ///< the weights file model.pretrained names; "" for a fresh init
   /// model.in_chans and model.num_classes; nullopt for a torchscript file (it decides both).
   std::optional<models::ModelOptions> model_options;

@@ -68,6 +68,8 @@ void TrainStep::finish() {
     clip_grad_norm_on_device(parts_.model->parameters(), *parts_.clip_grad_norm);
   optimizer.update(parts_.schedule->lr(), found_inf);
   parts_.schedule->count_step(found_inf);
+  // timm updates its average after every optimizer step, one the loss scaler skipped too.
+  if (ema_) ema_->update(*parts_.model);
   if (parts_.scaler->enabled()) parts_.scaler->update();
   // A run of steps with a NaN/inf loss grows by one, a finite step ends it.
   nonfinite_run_.add_(1).mul_(step_nonfinite_);

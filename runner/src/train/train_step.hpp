@@ -20,6 +20,7 @@
 #include "runner/optim/optimizer.hpp"
 #include "train/device_schedule.hpp"
 #include "train/grad_scaler.hpp"
+#include "train/model_ema.hpp"
 
 namespace runner::train {
 
@@ -53,7 +54,8 @@ class TrainStep {
 
   /// Forward and backward of one micro-batch of the window of `window` micro-batches (its
   /// gradient is the window's mean); `sync`: the window's last, whose backward all-reduces the
-  /// gradients. Its loss joins the window sums; returns it (detached, float32, on the device).
+  /// gradients. `labels`: class indices [N], or class probabilities [N, C] (train.mixup's soft
+  /// targets). Its loss joins the window sums; returns it (detached, float32, on the device).
   torch::Tensor micro_batch(const torch::Tensor& images, const torch::Tensor& labels,
                             int64_t window, bool sync);
 
@@ -70,8 +72,12 @@ class TrainStep {
   /// Restores it (a checkpoint's).
   void set_nonfinite_run(int64_t steps) { nonfinite_run_.fill_(static_cast<double>(steps)); }
 
+  /// train.ema: the average finish() updates after every optimizer step (nullptr: none).
+  void attach_ema(ModelEma* ema) { ema_ = ema; }
+
  private:
   TrainStepParts parts_;
+  ModelEma* ema_ = nullptr;
   WindowSums window_;
   torch::Tensor step_nonfinite_;  ///< 1 when a micro-batch of the current step had NaN/inf
   torch::Tensor nonfinite_run_;

@@ -28,8 +28,8 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
       evaluator_(evaluator),
       observer_(observer),
       checkpoint_dir_(std::move(checkpoint_dir)),
-      best_(train_.best.metric, resolve_best_mode(train_.best, parts.metrics),
-            train_.early_stopping),
+      best_key_(train_.best.weights == "ema" ? "ema_" + train_.best.metric : train_.best.metric),
+      best_(best_key_, resolve_best_mode(train_.best, parts.metrics), train_.early_stopping),
       progress_(rank.world->is_main(), log::stdout_is_terminal(), train_.log_every_steps) {
   if (!train_.batch_size) throw Error("internal: train.batch_size auto was not resolved");
   segment_start_ = last_save_ = Clock::now();
@@ -50,6 +50,21 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
   rig.lrs = schedule_lrs(parts, steps_per_epoch_, schedule_steps_, rank.world->is_main());
   position_.lr = rig.lrs.front();
   rig_ = std::make_unique<StepRig>(rank, parts.model, *parts.optimizer, *parts.loss, rig);
+  seed_ = options.seed;
+  // After the rig: its DataParallel made every rank's weights rank 0's.
+  if (train_.ema.enabled) {
+    ema_ = std::make_unique<ModelEma>(*parts.model, train_.ema);
+    rig_->step().attach_ema(ema_.get());
+  }
+  if (train_.mixup.enabled()) {
+    if (!losses::takes_soft_targets(*parts.loss))
+      throw ConfigError("train.mixup trains with soft targets, which loss '" + parts.about.loss +
+                        "' does not take: use loss: {name: cross_entropy} or switch mixup off");
+    const int64_t classes = parts.about.model_options
+                                ? parts.about.model_options->num_classes
+                                : static_cast<int64_t>(parts.splits.class_names.size());
+    mixup_ = std::make_unique<Mixup>(train_.mixup, classes);
+  }
 }
 
 TrainingLoop::~TrainingLoop() = default;
@@ -63,7 +78,17 @@ double TrainingLoop::mean_epoch_seconds() const {
 }
 
 void TrainingLoop::resume_from(const std::string& checkpoint) {
+  // The average first, through the model (then the model's own weights over it).
+  const bool ema_saved = ema_ && checkpoint_has_ema(checkpoint);
+  if (ema_saved) {
+    load_checkpoint(checkpoint, *parts_.model, nullptr, CheckpointWeights::kEma);
+    ema_->exchange_with(*parts_.model);
+  }
   const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get());
+  if (ema_saved) ema_->set_updates(content.meta.value("ema_updates", int64_t{0}));
+  if (ema_ && !ema_saved && rank_.world->is_main())
+    spdlog::warn("{} holds no averaged weights: train.ema starts from the resumed weights",
+                 checkpoint);
   const CheckpointState state =
       CheckpointState::from_json(content.meta, checkpoint, rank_.world->world_size());
   const double lr = position_.lr;  // the schedule's first, until the first read
@@ -131,13 +156,22 @@ FitResult TrainingLoop::fit() {
     // Every pass counts, also one cut short by train.max_steps: the benchmark compares such runs.
     epoch_seconds_sum_ += seconds;
     ++epochs_timed_;
-    const Evaluation evaluation = evaluator_.evaluate();
+    Evaluation evaluation = evaluator_.evaluate();
+    Evaluation ema_evaluation;  // train.ema: the average's, as ema_<metric>
+    if (ema_) {
+      const EmaWeightsInModel averaged(ema_.get(), *parts_.model);
+      ema_evaluation = evaluator_.evaluate();
+      for (const auto& [name, value] : ema_evaluation.metrics)
+        evaluation.metrics["ema_" + name] = value;
+    }
     result.last = evaluation.metrics;
     report_epoch(r, seconds, complete, evaluation);
     // Only whole epochs compete for best.pt and count for early stopping: an evaluation after a
     // mid-epoch stop (train.max_steps) is logged, but a run resumed from there must end as if it
     // had never stopped.
-    if (complete && evaluation.metrics.count(best_.metric())) judge_epoch(evaluation);
+    if (complete && evaluation.metrics.count(best_key_))
+      judge_epoch(train_.best.weights == "ema" ? ema_evaluation : evaluation,
+                  evaluation.metrics.at(best_key_));
     save("last", true);
     if (r.stopped_by_max_steps) {
       if (main) spdlog::info("stopped after train.max_steps={} optimizer steps", *train_.max_steps);
@@ -182,8 +216,8 @@ TrainingLoop::EpochResult TrainingLoop::train_epoch() {
     const bool sync = micro == accum - 1 || position_.batches_done + 1 == num_batches_;
     // The gradient is the mean over the accumulation window; the epoch's last may be short.
     const int64_t window = std::min(accum, num_batches_ - (position_.batches_done - micro));
-    rig_->step().micro_batch(batch->images.to(rank_.device, /*non_blocking=*/true),
-                             batch->labels.to(rank_.device, /*non_blocking=*/true), window, sync);
+    const auto [images, targets] = training_batch(*batch, epoch);
+    rig_->step().micro_batch(images, targets, window, sync);
     ++position_.batches_done;
     speed_.batch_done(images_per_batch);
     if (sync && !after_step(result)) break;
@@ -193,6 +227,19 @@ TrainingLoop::EpochResult TrainingLoop::train_epoch() {
   images_per_s_ = speed_.pass_images_per_s();
   result.loss = position_.epoch_totals.mean();
   return result;
+}
+
+std::pair<torch::Tensor, torch::Tensor> TrainingLoop::training_batch(const data::Batch& batch,
+                                                                     int64_t epoch) {
+  torch::Tensor images = batch.images.to(rank_.device, /*non_blocking=*/true);
+  torch::Tensor labels = batch.labels.to(rank_.device, /*non_blocking=*/true);
+  if (!mixup_) return {images, labels};
+  // The batch's own stream: the same mix for the same (seed, epoch, batch, rank), resumed or not.
+  RngMixRandom random(Mixup::stream(seed_, epoch, position_.batches_done, rank_.world->rank(),
+                                    rank_.world->world_size()));
+  const MixPlan plan =
+      mixup_->draw(random, images.size(0), images.size(2), images.size(3), mixup_->mixes_in(epoch));
+  return mixup_->apply(plan, images, labels);
 }
 
 bool TrainingLoop::after_step(EpochResult& result) {
@@ -272,14 +319,13 @@ void TrainingLoop::report_epoch(const EpochResult& r, double seconds, bool compl
   observer_.on_epoch(record);
 }
 
-void TrainingLoop::judge_epoch(const Evaluation& evaluation) {
+void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {
   const bool main = rank_.world->is_main();
   const int64_t epoch = position_.epoch;  // 1-based: the whole epoch just done
-  const double value = evaluation.metrics.at(best_.metric());
   if (best_.record(epoch, value)) {
     save("best", false);
-    observer_.on_best({epoch, position_.optimizer_steps, best_.metric(), value, evaluation.logits,
-                       evaluation.labels, parts_.splits.val.get(), parts_.splits.class_names});
+    observer_.on_best({epoch, position_.optimizer_steps, best_.metric(), value, judged.logits,
+                       judged.labels, parts_.splits.val.get(), parts_.splits.class_names});
     if (main)
       spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_.metric(), value,
                    epoch);
@@ -299,20 +345,24 @@ void TrainingLoop::save(const std::string& name, bool with_optimizer) {
   const CheckpointState state{
       position_,     best_.to_json(), rig_->scaler().state(), rank_.world->world_size(),
       run_seconds(), schedule_steps_};
-  save_run_checkpoint(
-      *rank_.world, (std::filesystem::path(checkpoint_dir_) / (name + ".pt")).string(),
-      *parts_.model, with_optimizer ? parts_.optimizer.get() : nullptr, state.to_json());
+  nlohmann::json meta = state.to_json();
+  if (ema_) meta["ema_updates"] = ema_->updates();
+  save_run_checkpoint(*rank_.world,
+                      (std::filesystem::path(checkpoint_dir_) / (name + ".pt")).string(),
+                      *parts_.model, with_optimizer ? parts_.optimizer.get() : nullptr,
+                      std::move(meta), ema_.get());
   if (name == "last") last_save_ = Clock::now();
 }
 
 void TrainingLoop::load_best() {
   rank_.world->barrier();
   if (!best_.value()) return;
+  const bool averaged = train_.best.weights == "ema";  // train.best.weights: the average predicts
   load_checkpoint((std::filesystem::path(checkpoint_dir_) / "best.pt").string(), *parts_.model,
-                  nullptr);
+                  nullptr, averaged ? CheckpointWeights::kEma : CheckpointWeights::kModel);
   if (rank_.world->is_main())
-    spdlog::info("loaded the best weights ({} {:.4f}, epoch {})", best_.metric(), *best_.value(),
-                 best_.epoch());
+    spdlog::info("loaded the best {}weights ({} {:.4f}, epoch {})", averaged ? "averaged " : "",
+                 best_.metric(), *best_.value(), best_.epoch());
 }
 
 }  // namespace runner::train

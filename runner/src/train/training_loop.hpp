@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "config/experiment_options.hpp"
 #include "data/loader.hpp"
@@ -16,6 +17,8 @@
 #include "train/batch_source.hpp"
 #include "train/best_tracker.hpp"
 #include "train/evaluator.hpp"
+#include "train/mixup.hpp"
+#include "train/model_ema.hpp"
 #include "train/run_parts.hpp"
 #include "train/speed_meter.hpp"
 #include "train/step_rig.hpp"
@@ -83,7 +86,9 @@ class TrainingLoop {
   void record_window();
   void report_epoch(const EpochResult& r, double seconds, bool complete, const Evaluation& eval);
   void say_schedule_change(int64_t from_steps) const;
-  void judge_epoch(const Evaluation& eval);
+  void judge_epoch(const Evaluation& judged, double value);
+  /// The batch as it trains: train.mixup's mix and soft targets where it is on.
+  std::pair<torch::Tensor, torch::Tensor> training_batch(const data::Batch& batch, int64_t epoch);
   void save(const std::string& name, bool with_optimizer);
   int64_t batches_after_this_epoch() const;
 
@@ -95,6 +100,10 @@ class TrainingLoop {
   std::string checkpoint_dir_;
   std::unique_ptr<data::DataLoader> loader_;
   std::unique_ptr<StepRig> rig_;
+  std::unique_ptr<ModelEma> ema_;  ///< train.ema; null when off
+  std::unique_ptr<Mixup> mixup_;   ///< train.mixup; null when off
+  uint64_t seed_ = 0;
+  std::string best_key_;  ///< the validation value judged: the metric, or ema_<metric>
   TrainingPosition position_;
   BestTracker best_;
   output::Progress progress_;

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Reference outputs of timm's own training-recipe code (requirements.txt), for runner's recipe
+parity test (tests/unit/recipe).
+
+Into OUT:
+  mixup_K.safetensors   one call of timm.data.mixup.Mixup: `x` and `target` in, `x_out` and
+                        `target_out` out, and every random number numpy gave it, in call order
+                        per kind: `uniforms` (np.random.rand), `betas` (np.random.beta),
+                        `randints` (np.random.randint)
+  ema_K.safetensors     timm.utils.model_ema.ModelEmaV3 on nn.Sequential(Linear(6, 5),
+                        BatchNorm1d(5), Linear(5, 3)): the model's state at each of 20 steps
+                        (`stepS.NAME`) and the average after them (`ema.NAME`)
+and OUT/manifest.json: {"timm_version", "mixup": [{"file", "options"}], "ema": [...]}.
+Usage: make_recipe_refs.py OUT
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import timm
+from timm.data.mixup import Mixup
+from timm.utils.model_ema import ModelEmaV3
+from safetensors.torch import save_file
+
+MIXUP_CASES = [
+    {"mixup_alpha": 0.8, "cutmix_alpha": 0.0},
+    {"mixup_alpha": 0.0, "cutmix_alpha": 1.0},
+    {"mixup_alpha": 0.8, "cutmix_alpha": 1.0, "label_smoothing": 0.1},
+    {"mixup_alpha": 0.0, "cutmix_alpha": 1.0, "correct_lam": False},
+    {"mixup_alpha": 0.0, "cutmix_alpha": 0.0, "cutmix_minmax": [0.2, 0.8]},
+    {"mixup_alpha": 0.8, "cutmix_alpha": 1.0, "prob": 0.5, "switch_prob": 0.3},
+]
+EMA_CASES = [
+    {"decay": 0.9},
+    {"decay": 0.999, "warmup": True, "warmup_gamma": 1.0, "warmup_power": 0.75, "min_decay": 0.2},
+    {"decay": 0.9, "exclude_buffers": True},
+    {"decay": 0.8, "update_after_step": 3},
+]
+
+
+class Recorder:
+    """Wraps numpy's draws that timm's mixup makes, recording what they return."""
+
+    def __init__(self):
+        self.uniforms, self.betas, self.randints = [], [], []
+        self.rand, self.beta, self.randint = np.random.rand, np.random.beta, np.random.randint
+
+    def __enter__(self):
+        def rand(*a, **k):
+            v = self.rand(*a, **k)
+            self.uniforms += list(np.ravel(v).astype(np.float64))
+            return v
+
+        def beta(*a, **k):
+            v = self.beta(*a, **k)
+            self.betas += list(np.ravel(v).astype(np.float64))
+            return v
+
+        def randint(*a, **k):
+            v = self.randint(*a, **k)
+            self.randints += list(np.ravel(v).astype(np.int64))
+            return v
+
+        np.random.rand, np.random.beta, np.random.randint = rand, beta, randint
+        return self
+
+    def __exit__(self, *exc):
+        np.random.rand, np.random.beta, np.random.randint = self.rand, self.beta, self.randint
+
+
+def mixup_refs(out):
+    cases = []
+    k = 0
+    for mode in ("batch", "pair", "elem"):
+        for options in MIXUP_CASES:
+            for repeat in range(3):  # different draws for the same options
+                np.random.seed(100 + k)
+                torch.manual_seed(100 + k)
+                x = torch.randn(8, 3, 12, 10)
+                target = torch.randint(0, 10, (8,))
+                kwargs = dict(mixup_alpha=options["mixup_alpha"], cutmix_alpha=options["cutmix_alpha"],
+                              cutmix_minmax=options.get("cutmix_minmax"), prob=options.get("prob", 1.0),
+                              switch_prob=options.get("switch_prob", 0.5), mode=mode,
+                              correct_lam=options.get("correct_lam", True),
+                              label_smoothing=options.get("label_smoothing", 0.0), num_classes=10)
+                mixup = Mixup(**kwargs)
+                with Recorder() as r:
+                    x_out, target_out = mixup(x.clone(), target.clone())
+                name = f"mixup_{k}.safetensors"
+                save_file({"x": x, "target": target, "x_out": x_out.contiguous(),
+                           "target_out": target_out.float().contiguous(),
+                           "uniforms": torch.tensor(r.uniforms, dtype=torch.float64).reshape(-1),
+                           "betas": torch.tensor(r.betas, dtype=torch.float64).reshape(-1),
+                           "randints": torch.tensor(r.randints, dtype=torch.int64).reshape(-1)},
+                          os.path.join(out, name))
+                cases.append({"file": name, "options": dict(options, mode=mode)})
+                k += 1
+    return cases
+
+
+def ema_refs(out):
+    cases = []
+    for k, options in enumerate(EMA_CASES):
+        torch.manual_seed(7 + k)
+        model = nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.Linear(5, 3))
+        ema = ModelEmaV3(model, decay=options["decay"], min_decay=options.get("min_decay", 0.0),
+                         update_after_step=options.get("update_after_step", 0),
+                         use_warmup=options.get("warmup", False),
+                         warmup_gamma=options.get("warmup_gamma", 1.0),
+                         warmup_power=options.get("warmup_power", 2 / 3),
+                         exclude_buffers=options.get("exclude_buffers", False))
+        tensors = {}
+        for step in range(1, 21):
+            with torch.no_grad():  # a training step's change, buffers included
+                for name, v in model.state_dict().items():
+                    if v.is_floating_point():
+                        v.add_(torch.randn_like(v) * 0.1)
+                    else:
+                        v.add_(1)
+            for name, v in model.state_dict().items():
+                tensors[f"step{step}.{name}"] = v.clone().contiguous()
+            ema.update(model, step=step)
+        for name, v in ema.module.state_dict().items():
+            tensors[f"ema.{name}"] = v.clone().contiguous()
+        name = f"ema_{k}.safetensors"
+        save_file(tensors, os.path.join(out, name))
+        cases.append({"file": name, "options": options})
+    return cases
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    manifest = {"timm_version": timm.__version__, "mixup": mixup_refs(out), "ema": ema_refs(out)}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print(f"{len(manifest['mixup'])} mixup and {len(manifest['ema'])} EMA references in {out}")
+
+
+if __name__ == "__main__":
+    main()
