@@ -31,7 +31,8 @@ nlohmann::json params(const Entry& entry, nlohmann::json user) {
 
 // Host reads during fit() of one epoch of `train_size` synthetic images in batches of 8, a log
 // window of 2 steps, no validation split (evaluation reads the gathered predictions).
-int reads_in_fit(int train_size) {
+// `recipe`: with train.ema and train.mixup (mixup and cutmix per element) on.
+int reads_in_fit(int train_size, bool recipe = false) {
   torch::manual_seed(0);
   const Registries& r = registries();
   RunParts parts;
@@ -45,6 +46,7 @@ int reads_in_fit(int train_size) {
         params(r.schedulers.at("cosine"), {{"warmup_steps", 2}}), context);
   };
   parts.loss = r.losses.at("cross_entropy").factory(params(r.losses.at("cross_entropy"), {}));
+  parts.about.model_options = models::ModelOptions{"small_cnn", 1, 4, 0.0};
   parts.splits = r.datasets.at("synthetic")
                      .factory(params(r.datasets.at("synthetic"), {{"train_size", train_size},
                                                                   {"val_size", 0},
@@ -64,6 +66,12 @@ int reads_in_fit(int train_size) {
   options.train.report_points = 2;
   options.train.best.metric = "loss";
   options.output.tensorboard = false;
+  if (recipe) {
+    options.train.ema.enabled = true;
+    options.train.mixup.mixup_alpha = 0.8;
+    options.train.mixup.cutmix_alpha = 1.0;
+    options.train.mixup.mode = "elem";
+  }
   runner::testing::TempDir run_dir;
   const RankContext rank{dist::World::single(), torch::kCPU, config::Precision::kFp32};
   BatchSource batches(rank, parts, options.data, options.seed);
@@ -209,6 +217,16 @@ TEST(TrainingLoop, NoReadPerStepOnlyPerLogWindow) {
   // all), nothing else may grow with the steps.
   EXPECT_LE(long_run - short_run, 6 - 2)
       << short_run << " reads in 4 steps, " << long_run << " in 12";
+}
+
+TEST(TrainingLoop, EmaAndMixupAddNoReadPerStep) {
+  // The average's decay is computed on the device and the mix's draws on the host: neither
+  // reads a device value per step.
+  const int short_run = reads_in_fit(32, true);
+  const int long_run = reads_in_fit(96, true);
+  EXPECT_LE(long_run - short_run, 6 - 2)
+      << short_run << " reads in 4 steps, " << long_run << " in 12, with train.ema and mixup";
+  EXPECT_LE(long_run - reads_in_fit(96), 2) << "the recipe reads more than the plain step";
 }
 
 }  // namespace
