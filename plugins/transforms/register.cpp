@@ -12,6 +12,7 @@ void register_builtin_transforms(Registry<TransformFactory>& registry) {
   data::register_shift_scale_rotate(registry);
   data::register_random_rotate90(registry);
   data::register_to_tensor(registry);
+  data::register_random_erasing(registry);
 }
 
 }  // namespace runner

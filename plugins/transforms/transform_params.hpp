@@ -38,5 +38,6 @@ void register_random_resized_crop(Registry<TransformFactory>& registry);
 void register_shift_scale_rotate(Registry<TransformFactory>& registry);
 void register_random_rotate90(Registry<TransformFactory>& registry);
 void register_to_tensor(Registry<TransformFactory>& registry);
+void register_random_erasing(Registry<TransformFactory>& registry);
 
 }  // namespace runner::data

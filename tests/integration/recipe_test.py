@@ -202,6 +202,44 @@ check(steps(one_go) == steps(stopped), "the resumed recipe run's step losses equ
 check(epochs(one_go)[-1]["ema_val_loss"] == epochs(stopped)[-1]["ema_val_loss"],
       "the resumed run's average validates as one go's")
 
+# ---- transforms.random_erasing: each key changes what trains --------------------------------------
+ERASE = write(os.path.join(tmp, "erase.yaml"), CONFIG.replace(
+    "train_transforms: [{name: horizontal_flip, p: 0.5}, {name: normalize, mean: 0.5, std: 0.25}]",
+    "train_transforms: [{name: normalize, mean: 0.5, std: 0.25}, {name: random_erasing, p: 1.0}]"))
+
+
+def erase(*sets, raw=(), expect=0):
+    count[0] += 1
+    run_dir = os.path.join(tmp, f"run{count[0]}")
+    args = [ERASE, "--set", f"output.run_dir={run_dir}"]
+    for s_ in sets:
+        args += ["--set", "data.train_transforms.1." + s_]
+    for s_ in raw:
+        args += ["--set", s_]
+    _, out = run("run", args, expect=expect, timeout=240)
+    return out, run_dir
+
+
+_, erased = erase()
+_, not_erased = erase("p=0")
+_, unflipped = train("data.train_transforms.0.p=0")
+check(close(steps(not_erased), steps(unflipped), 1e-6) and
+      not close(steps(erased), steps(not_erased), 1e-4),
+      "random_erasing p 1 erases (other losses), p 0 trains as without it")
+for variant in ("mode=rand", "mode=pixel", "min_area=0.2", "max_area=0.05", "min_aspect=0.9",
+                "max_aspect=1.2", "min_count=2", "max_count=3"):
+    _, changed = erase(variant)
+    check(not close(steps(changed), steps(erased), 1e-5), f"random_erasing {variant} changes it")
+_, pixel = erase("mode=pixel", raw=["data.num_workers=3"])
+_, resident_pixel = erase("mode=pixel", raw=["data.device=cpu"])
+check(close(steps(resident_pixel), steps(pixel), 1e-4),
+      "random_erasing pixel erases alike on the resident batched path (data.device cpu)")
+code, out = run("run", [EXP, "--set", f"output.run_dir={os.path.join(tmp, 'u8erase')}", "--set",
+                        "data.train_transforms=[{name: random_erasing}, {name: normalize}]"],
+                expect=None)
+check(code != 0 and "after normalize" in out,
+      f"random_erasing before normalize: one line saying where it goes:\n{out[-600:]}")
+
 # ---- bad input: exit 2, file:line, what to write ---------------------------------------------
 for i, (yaml, expected) in enumerate((
         ("train: {mixup: {mixup_alpha: 0.8}, batch_size: 15}", "bad0.yaml:3"),

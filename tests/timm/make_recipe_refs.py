@@ -10,11 +10,16 @@ Into OUT:
   ema_K.safetensors     timm.utils.model_ema.ModelEmaV3 on nn.Sequential(Linear(6, 5),
                         BatchNorm1d(5), Linear(5, 3)): the model's state at each of 20 steps
                         (`stepS.NAME`) and the average after them (`ema.NAME`)
-and OUT/manifest.json: {"timm_version", "mixup": [{"file", "options"}], "ema": [...]}.
+  erasing_K.safetensors timm.data.random_erasing.RandomErasing (mode const) on a batch: `x` in,
+                        `x_out` out, and its draws: `randoms` (random.random), `uniforms`
+                        (random.uniform), `randints` (random.randint)
+and OUT/manifest.json: {"timm_version", "mixup": [{"file", "options"}], "ema": [...],
+"erasing": [...]}.
 Usage: make_recipe_refs.py OUT
 """
 import json
 import os
+import random
 import sys
 
 import numpy as np
@@ -22,6 +27,7 @@ import torch
 import torch.nn as nn
 import timm
 from timm.data.mixup import Mixup
+from timm.data.random_erasing import RandomErasing
 from timm.utils.model_ema import ModelEmaV3
 from safetensors.torch import save_file
 
@@ -131,13 +137,57 @@ def ema_refs(out):
     return cases
 
 
+ERASING_CASES = [
+    {},
+    {"max_count": 3},
+    {"min_aspect": 0.5, "max_aspect": 3.0, "min_area": 0.1, "max_area": 0.6, "probability": 0.8},
+    {"min_count": 2, "max_count": 4, "probability": 1.0},
+]
+
+
+def erasing_refs(out):
+    cases = []
+    for k, options in enumerate(ERASING_CASES):
+        random.seed(300 + k)
+        torch.manual_seed(300 + k)
+        x = torch.randn(24, 3, 23, 17)
+        erasing = RandomErasing(mode="const", device="cpu", **options)
+        draws = {"random": [], "uniform": [], "randint": []}
+        originals = {name: getattr(random, name) for name in draws}
+
+        def recording(name):
+            def call(*a, **kw):
+                v = originals[name](*a, **kw)
+                draws[name].append(v)
+                return v
+            return call
+
+        for name in draws:
+            setattr(random, name, recording(name))
+        try:
+            x_out = erasing(x.clone())
+        finally:
+            for name, f in originals.items():
+                setattr(random, name, f)
+        name = f"erasing_{k}.safetensors"
+        save_file({"x": x, "x_out": x_out.contiguous(),
+                   "randoms": torch.tensor(draws["random"], dtype=torch.float64).reshape(-1),
+                   "uniforms": torch.tensor(draws["uniform"], dtype=torch.float64).reshape(-1),
+                   "randints": torch.tensor(draws["randint"], dtype=torch.int64).reshape(-1)},
+                  os.path.join(out, name))
+        cases.append({"file": name, "options": options})
+    return cases
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    manifest = {"timm_version": timm.__version__, "mixup": mixup_refs(out), "ema": ema_refs(out)}
+    manifest = {"timm_version": timm.__version__, "mixup": mixup_refs(out), "ema": ema_refs(out),
+                "erasing": erasing_refs(out)}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
-    print(f"{len(manifest['mixup'])} mixup and {len(manifest['ema'])} EMA references in {out}")
+    print(f"{len(manifest['mixup'])} mixup, {len(manifest['ema'])} EMA and "
+          f"{len(manifest['erasing'])} erasing references in {out}")
 
 
 if __name__ == "__main__":

@@ -190,6 +190,28 @@ TEST(BatchedTransforms, RandomResizedCropIsOpenCvsResizeOfTheSameBoxes) {
   EXPECT_THROW(batched(mixed, images, sample_indices(images.size()), 1, 0), DataError);
 }
 
+TEST(BatchedTransforms, RandomErasingErasesTheSameBoxesWithTheSameValues) {
+  for (const char* mode : {"const", "rand", "pixel"}) {
+    const auto entries = nlohmann::json::parse(
+        std::string(
+            R"([{"name": "normalize", "mean": 0.5, "std": 0.25}, {"name": "random_erasing", "p": 0.7,
+                        "max_count": 3, "mode": ")") +
+        mode + R"("}])");
+    EXPECT_EQ(compare(entries).max, 0.0) << mode;
+    EXPECT_EQ(compare(entries, 20, 14, 3).max, 0.0) << mode << " rgb";
+  }
+}
+
+TEST(BatchedTransforms, RandomErasingBeforeNormalizeIsAClearError) {
+  const auto entries = nlohmann::json::parse(R"([{"name": "random_erasing", "p": 1.0}])");
+  try {
+    compare(entries);
+    FAIL() << "u8 images were erased";
+  } catch (const runner::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("after normalize"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BatchedTransforms, TheReferenceWorkloadsChainMatchesWithinOneResizeLevel) {
   // The original's transforms: flips, brightness/contrast, Lanczos resize to 56, normalize.
   const nlohmann::json entries = nlohmann::json::parse(R"([
