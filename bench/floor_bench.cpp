@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
                                  {"eps", 1e-8},
                                  {"weight_decay", 0.0},
                                  {"amsgrad", false},
-                                 {"exempt_norm_and_bias", false}},
+                                 {"weight_decay_exclude", nlohmann::json::array()}},
                                 *model);
   const torch::Tensor lr = torch::full({}, 1e-3, torch::kDouble);
   torch::Tensor x = torch::randn({batch, 1, size, size});

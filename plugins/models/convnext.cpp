@@ -5,6 +5,7 @@
 #include "layers.hpp"
 #include "models.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/layer_decay.hpp"
 
 namespace runner::models {
 namespace {
@@ -86,8 +87,17 @@ class ConvNextStageImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ConvNextStage);
 
-class ConvNext : public Model {
+class ConvNext : public Model, public optim::GroupsLayers {
  public:
+  // timm's ConvNeXt.group_matcher(coarse=False): the stem, each stage's downsample with its
+  // first block, each block, then the head.
+  std::vector<optim::LayerMatcher> layer_matchers() const override {
+    return {{R"(^stem)", {0}, {}},
+            {R"(^stages\.(\d+)\.downsample)", {1}, {0}},
+            {R"(^stages\.(\d+)\.blocks\.(\d+))", {1}, {}},
+            {R"(^norm_pre)", {1}, {optim::kSameLayerAsBefore}}};
+  }
+
   ConvNext(const ConvNextSpec& spec, const ModelOptions& o) {
     const auto& dims = spec.dims;
     stem_ = register_module("stem", torch::nn::Sequential());

@@ -6,6 +6,7 @@
 #include "models.hpp"
 #include "runner/models/batch_norm.hpp"
 #include "runner/models/model.hpp"
+#include "runner/optim/layer_decay.hpp"
 
 namespace runner::models {
 namespace {
@@ -84,8 +85,13 @@ class BlockImpl : public nn::Module {
 };
 TORCH_MODULE(Block);
 
-class ResNet : public Model {
+class ResNet : public Model, public optim::GroupsLayers {
  public:
+  // timm's ResNet.group_matcher(coarse=False): the stem, each block, then the head.
+  std::vector<optim::LayerMatcher> layer_matchers() const override {
+    return {{R"(^conv1|bn1|maxpool)", {0}, {}}, {R"(^layer(\d+)\.(\d+))", {1}, {}}};
+  }
+
   ResNet(const ResNetSpec& spec, const ModelOptions& o, bool zero_init_last)
       : deep_(spec.deep_tiered) {
     const int64_t expansion = spec.bottleneck ? 4 : 1;

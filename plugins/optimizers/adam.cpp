@@ -25,9 +25,7 @@ std::unique_ptr<optim::Optimizer> make_adam(const nlohmann::json& params,
         .weight_decay(weight_decay)
         .amsgrad(amsgrad);
   };
-  auto groups =
-      optim::parameter_groups<Options>(model, params.at("weight_decay").get<double>(),
-                                       params.at("exempt_norm_and_bias").get<bool>(), make_options);
+  auto groups = configured_groups<Options>(params, model, make_options);
   return std::make_unique<Optimizer>(std::move(groups), make_options(0.0));
 }
 
@@ -38,7 +36,7 @@ void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
                schemas::optimizer(1e-3, 0.0, adam_properties()),
                "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");
   registry.add("adamw", make_adam<torch::optim::AdamWOptions, FusedAdamW>,
-               schemas::optimizer(1e-3, 0.01, adam_properties()),
+               schemas::optimizer(1e-3, 0.01, adam_properties(), {"bias", "norm"}),
                "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
 }
 

@@ -45,12 +45,10 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
               .nesterov(nesterov)
               .weight_decay(weight_decay);
         };
-        auto groups = optim::parameter_groups<torch::optim::SGDOptions>(
-            model, params.at("weight_decay").get<double>(),
-            params.at("exempt_norm_and_bias").get<bool>(), make_options);
+        auto groups = configured_groups<torch::optim::SGDOptions>(params, model, make_options);
         return std::make_unique<FusedSgd>(std::move(groups), make_options(0.0));
       },
-      schemas::optimizer(0.01, 0.0, properties),
+      schemas::optimizer(0.01, 0.0, properties, {"bias", "norm"}),
       "stochastic gradient descent with momentum/nesterov, weight decay added to the gradient");
 }
 

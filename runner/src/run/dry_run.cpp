@@ -1,5 +1,10 @@
 #include "run/dry_run.hpp"
 
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
 #include "config/experiment_options.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/preflight.hpp"
@@ -7,6 +12,34 @@
 #include "util/counted.hpp"
 
 namespace runner::run {
+namespace {
+
+// A group's weight decay, where its options are a built-in optimizer's (else nullopt).
+std::optional<double> group_weight_decay(const torch::optim::OptimizerOptions& o) {
+  if (const auto* a = dynamic_cast<const torch::optim::AdamWOptions*>(&o)) return a->weight_decay();
+  if (const auto* a = dynamic_cast<const torch::optim::AdamOptions*>(&o)) return a->weight_decay();
+  if (const auto* s = dynamic_cast<const torch::optim::SGDOptions*>(&o)) return s->weight_decay();
+  return std::nullopt;
+}
+
+// One line per parameter group: its tensors, parameters, weight decay and lr scale.
+std::string parameter_groups_text(torch::optim::Optimizer& optimizer) {
+  std::string text;
+  const double first_lr = optim::first_group_lr(optimizer);
+  for (const auto& group : optimizer.param_groups()) {
+    int64_t numel = 0;
+    for (const auto& p : group.params()) numel += p.numel();
+    const auto decay = group_weight_decay(group.options());
+    text += fmt::format("\n  group         {}, {} parameters, weight decay {}, lr x {:.4g}",
+                        util::counted(static_cast<int64_t>(group.params().size()), "tensor",
+                                      "tensors"),
+                        numel, decay ? fmt::format("{:g}", *decay) : std::string("?"),
+                        first_lr > 0 ? group.options().get_lr() / first_lr : 1.0);
+  }
+  return text;
+}
+
+}  // namespace
 
 void dry_run(const config::Experiment& e, const RunOptions& options, std::ostream& out) {
   check_devices(e);
@@ -62,7 +95,8 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
       << "\n"
       << "optimizer       " << parts.about.optimizer << ", lr "
       << optim::first_group_lr(parts.optimizer->torch_optimizer()) << ", scheduler "
-      << parts.about.scheduler << "\n"
+      << parts.about.scheduler << parameter_groups_text(parts.optimizer->torch_optimizer())
+      << "\n"
       << "epochs          " << experiment.train.epochs << "\n"
       << "dry run: everything resolved; no training done\n";
 }

@@ -1,4 +1,4 @@
-// The optimizer plugins: schema defaults, hand-computed first steps, weight-decay exemption,
+// The optimizer plugins: schema defaults, hand-computed first steps, weight_decay_exclude,
 // the fused kernels against torch::optim with the lr and the loss scaler's verdict as device
 // tensors (the engine's update()), and checkpoints written before that interface.
 
@@ -124,28 +124,57 @@ TEST(Optimizers, AdamwDecaysDecoupledByDefault) {
   auto optimizer = make("adamw", {{"lr", 0.1}}, net);  // weight_decay defaults to 0.01
   step_with_zero_grads(net, *optimizer);
   EXPECT_NEAR(net.fc->weight[0][0].item<double>(), 1.0 - 0.1 * 0.01, 1e-7);
-  EXPECT_NEAR(net.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.01, 1e-7);
+  EXPECT_EQ(net.fc->bias[0].item<double>(), 1.0);  // weight_decay_exclude [bias, norm]
 }
 
-TEST(Optimizers, ExemptNormAndBiasLeavesOneDimensionalParametersUndecayed) {
-  for (const auto& name : {"sgd", "adamw"}) {
+TEST(Optimizers, WeightDecayExcludeLeavesBiasesAndNormsUndecayedByDefaultForAdamwAndSgd) {
+  for (const auto& name : {"sgd", "adamw"}) {  // timm's param_groups_weight_decay by default
     Net net;
-    auto optimizer =
-        make(name, {{"lr", 0.1}, {"weight_decay", 0.5}, {"exempt_norm_and_bias", true}}, net);
+    auto optimizer = make(name, {{"lr", 0.1}, {"weight_decay", 0.5}}, net);
     step_with_zero_grads(net, *optimizer);
     EXPECT_NEAR(net.fc->weight[0][0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6) << name;
     EXPECT_EQ(net.fc->bias[0].item<double>(), 1.0) << name;
     EXPECT_EQ(net.norm->weight[0].item<double>(), 1.0) << name;
   }
-  Net net;
-  auto optimizer = make("sgd", {{"lr", 0.1}, {"weight_decay", 0.5}}, net);
-  step_with_zero_grads(net, *optimizer);
-  EXPECT_NEAR(net.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6) << "not exempt by default";
+  for (const auto& name : {"sgd", "adamw"}) {  // [] decays everything, as torch.optim
+    Net net;
+    auto optimizer = make(
+        name, {{"lr", 0.1}, {"weight_decay", 0.5}, {"weight_decay_exclude", nlohmann::json::array()}},
+        net);
+    step_with_zero_grads(net, *optimizer);
+    EXPECT_NEAR(net.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6) << name;
+  }
+  Net only_named;  // a name: that parameter alone
+  auto optimizer = make(
+      "sgd", {{"lr", 0.1}, {"weight_decay", 0.5}, {"weight_decay_exclude", {"fc.weight"}}},
+      only_named);
+  step_with_zero_grads(only_named, *optimizer);
+  EXPECT_EQ(only_named.fc->weight[0][0].item<double>(), 1.0);
+  EXPECT_NEAR(only_named.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6);
+  Net earlier;  // an earlier runner's exempt_norm_and_bias false wins: everything decays
+  auto earlier_optimizer =
+      make("adamw", {{"lr", 0.1}, {"weight_decay", 0.5}, {"exempt_norm_and_bias", false}}, earlier);
+  step_with_zero_grads(earlier, *earlier_optimizer);
+  EXPECT_NEAR(earlier.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6);
+  Net adam;  // torch.optim.Adam's default: every parameter decays
+  auto adam_optimizer = make("adam", {{"lr", 0.1}, {"weight_decay", 0.5}}, adam);
+  step_with_zero_grads(adam, *adam_optimizer);
+  EXPECT_LT(adam.fc->bias[0].item<double>(), 1.0);
+}
+
+TEST(Optimizers, WeightDecayExcludePatternsMatchNamesWithStars) {
+  EXPECT_TRUE(runner::optim::excluded_from_decay("blocks.0.pos_embed", 3, {"*pos_embed"}));
+  EXPECT_TRUE(runner::optim::excluded_from_decay("cls_token", 3, {"cls_token"}));
+  EXPECT_FALSE(runner::optim::excluded_from_decay("cls_token_x", 3, {"cls_token"}));
+  EXPECT_TRUE(runner::optim::excluded_from_decay("stages.1.blocks.2.conv.bias", 1, {"bias"}));
+  EXPECT_TRUE(runner::optim::excluded_from_decay("head.norm.weight", 1, {"norm"}));
+  EXPECT_FALSE(runner::optim::excluded_from_decay("head.fc.weight", 2, {"bias", "norm"}));
+  EXPECT_TRUE(runner::optim::excluded_from_decay("a.b.c", 2, {"a.*.c"}));
 }
 
 TEST(Optimizers, TheScheduledLrTensorDrivesEveryGroup) {
   // Zero gradients, so only AdamW's decay moves the weights, by the lr of the tensor (not the
-  // configured 0.1): w = 1 - 0.5 * 0.01, in both groups (exempt_norm_and_bias off).
+  // configured 0.1): w = 1 - 0.5 * 0.01, in both groups.
   for (const char* name : {"adamw", "sgd"}) {
     Net net;
     auto optimizer = make(name, {{"lr", 0.1}, {"weight_decay", 0.01}}, net);
@@ -226,7 +255,7 @@ void expect_same_as_torch(const std::string& name, bool amsgrad,
   nlohmann::json user = {{"lr", 0.01},
                          {"weight_decay", 0.1},
                          {"amsgrad", amsgrad},
-                         {"exempt_norm_and_bias", true},
+                         {"weight_decay_exclude", {"bias", "norm"}},
                          {"betas", {std::get<0>(betas), std::get<1>(betas)}},
                          {"eps", eps}};
   struct Holder : torch::nn::Module {
@@ -304,7 +333,7 @@ void expect_sgd_same_as_torch(double dampening, bool nesterov) {
   auto theirs = make_params();
   nlohmann::json user = {
       {"lr", 0.05},           {"momentum", 0.9},      {"dampening", dampening},
-      {"nesterov", nesterov}, {"weight_decay", 0.01}, {"exempt_norm_and_bias", true}};
+      {"nesterov", nesterov}, {"weight_decay", 0.01}, {"weight_decay_exclude", {"bias", "norm"}}};
   struct Holder : torch::nn::Module {
     explicit Holder(const std::vector<torch::Tensor>& ps) {
       register_parameter("w", ps[0]);
@@ -399,11 +428,14 @@ void expect_old_checkpoint_continues(const std::string& name, const nlohmann::js
 
 TEST(Optimizers, CheckpointsOfTheFirstPluginAbiLoadAndContinue) {
   expect_old_checkpoint_continues<torch::optim::AdamW>(
-      "adamw", {{"lr", 0.01}, {"amsgrad", true}}, [](torch::nn::Module& m) {
+      // As the run folder's config.yaml of that runner has it: exempt_norm_and_bias false.
+      "adamw", {{"lr", 0.01}, {"amsgrad", true}, {"exempt_norm_and_bias", false}},
+      [](torch::nn::Module& m) {
         return torch::optim::AdamW(m.parameters(), torch::optim::AdamWOptions(0.01).amsgrad(true));
       });
   expect_old_checkpoint_continues<torch::optim::SGD>(
-      "sgd", {{"lr", 0.05}, {"momentum", 0.9}, {"weight_decay", 0.01}}, [](torch::nn::Module& m) {
+      "sgd", {{"lr", 0.05}, {"momentum", 0.9}, {"weight_decay", 0.01}, {"exempt_norm_and_bias", false}},
+      [](torch::nn::Module& m) {
         return torch::optim::SGD(m.parameters(),
                                  torch::optim::SGDOptions(0.05).momentum(0.9).weight_decay(0.01));
       });

@@ -1,6 +1,7 @@
 #pragma once
 // What an optimizer plugin returns (runner::optim::Optimizer) and helpers for writing one.
 
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -8,21 +9,53 @@
 
 namespace runner::optim {
 
-/// The model's trainable parameters as optimizer groups: one group with `weight_decay`, and,
-/// when `exempt_norm_and_bias`, a second group with weight decay 0 for biases and the
-/// parameters of normalisation layers (every 1-d parameter, as timm's param_groups_weight_decay).
-/// `make_options(weight_decay)` builds each group's options. Frozen parameters are left out
-/// and a parameter shared by two modules appears once.
+/// Whether `name` matches `pattern`, where * stands for any run of characters.
+inline bool name_matches(const std::string& name, const std::string& pattern) {
+  size_t n = 0, p = 0, star = std::string::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == name[n] && pattern[p] != '*')) {
+      ++n, ++p;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++, mark = n;
+    } else if (star != std::string::npos) {
+      p = star + 1, n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+/// Whether the parameter `name` (of `dim` dimensions) is in `exclude` (an optimizer's
+/// weight_decay_exclude): "bias" takes every *bias, "norm" every parameter of at most one
+/// dimension, another entry the names it matches (* for any characters).
+inline bool excluded_from_decay(const std::string& name, int64_t dim,
+                                const std::vector<std::string>& exclude) {
+  for (const auto& entry : exclude) {
+    if (entry == "norm" && dim <= 1) return true;
+    if (entry == "bias" && name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0)
+      return true;
+    if (entry != "norm" && entry != "bias" && name_matches(name, entry)) return true;
+  }
+  return false;
+}
+
+/// The model's trainable parameters as optimizer groups: one group with `weight_decay`, and a
+/// second with weight decay 0 for the parameters `exclude` names (weight_decay_exclude: with
+/// {"bias", "norm"} the groups of timm's param_groups_weight_decay). `make_options(weight_decay)`
+/// builds each group's options. Frozen parameters are left out and a parameter shared by two
+/// modules appears once.
 template <class Options, class MakeOptions>
-std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Module& model,
-                                                                double weight_decay,
-                                                                bool exempt_norm_and_bias,
-                                                                MakeOptions make_options) {
+std::vector<torch::optim::OptimizerParamGroup> parameter_groups(
+    torch::nn::Module& model, double weight_decay, const std::vector<std::string>& exclude,
+    MakeOptions make_options) {
   std::vector<torch::Tensor> decay, no_decay;
   std::unordered_set<const void*> seen;  // a tied weight listed under two names steps once
-  for (auto& p : model.parameters()) {
+  for (auto& item : model.named_parameters()) {
+    torch::Tensor& p = item.value();
     if (!p.requires_grad() || !seen.insert(p.unsafeGetTensorImpl()).second) continue;
-    (exempt_norm_and_bias && p.dim() <= 1 ? no_decay : decay).push_back(p);
+    (excluded_from_decay(item.key(), p.dim(), exclude) ? no_decay : decay).push_back(p);
   }
   std::vector<torch::optim::OptimizerParamGroup> groups;
   if (!decay.empty())
@@ -30,6 +63,17 @@ std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Modul
   if (!no_decay.empty())
     groups.emplace_back(no_decay, std::make_unique<Options>(make_options(0.0)));
   return groups;
+}
+
+/// The same with `exempt_norm_and_bias` (plugin ABI 2's form): true is {"bias", "norm"}.
+template <class Options, class MakeOptions>
+std::vector<torch::optim::OptimizerParamGroup> parameter_groups(torch::nn::Module& model,
+                                                                double weight_decay,
+                                                                bool exempt_norm_and_bias,
+                                                                MakeOptions make_options) {
+  const std::vector<std::string> exclude =
+      exempt_norm_and_bias ? std::vector<std::string>{"bias", "norm"} : std::vector<std::string>{};
+  return parameter_groups<Options>(model, weight_decay, exclude, make_options);
 }
 
 /// An optimizer the engine steps without reading a device value on the host, so that the GPU
