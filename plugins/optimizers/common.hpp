@@ -27,11 +27,12 @@ std::vector<torch::optim::OptimizerParamGroup> configured_groups(const nlohmann:
   auto exclude = params.at("weight_decay_exclude").get<std::vector<std::string>>();
   const nlohmann::json& exempt = params.at("exempt_norm_and_bias");  // an earlier run's config
   if (exempt.is_boolean())
-    exclude = exempt.get<bool>() ? std::vector<std::string>{"bias", "norm"}
-                                 : std::vector<std::string>{};
+    exclude =
+        exempt.get<bool>() ? std::vector<std::string>{"bias", "norm"} : std::vector<std::string>{};
   if (weight_decay == 0) exclude.clear();  // nothing decays: one group, as timm
   const nlohmann::json& layer_decay = params.at("layer_decay");
-  if (layer_decay.is_null()) return parameter_groups<Options>(model, weight_decay, exclude, make_options);
+  if (layer_decay.is_null())
+    return parameter_groups<Options>(model, weight_decay, exclude, make_options);
   const auto* grouping = dynamic_cast<const GroupsLayers*>(&model);
   if (grouping == nullptr)
     throw ConfigError(

@@ -20,5 +20,6 @@ int command_sweep(const Args& args);
 int command_export(const Args& args);
 int command_report(const Args& args);
 int command_import(const Args& args);
+int command_show_batch(const Args& args);
 
 }  // namespace runner::cli

@@ -37,6 +37,8 @@ const std::map<std::string, Command>& commands() {
       {"sweep", {command_sweep, "Run every point of a sweep file and summarise them"}},
       {"export", {command_export, "Write a checkpoint's model as safetensors with timm's names"}},
       {"report", {command_report, "Build a run's report.html, or one page comparing runs"}},
+      {"show-batch",
+       {command_show_batch, "Draw a batch as the model gets it (augmented, mixed), captioned"}},
       {"import",
        {command_import, "Build a timm model as TorchScript (model.backbone: timm/NAME)"}}};
   return table;
@@ -46,7 +48,7 @@ void print_usage() {
   std::cout << "usage: runner COMMAND [ARGS...]    (runner help COMMAND for its options)\n\n"
                "Commands:\n";
   for (const auto& kv : commands()) {
-    std::cout << "  " << kv.first << std::string(10 - kv.first.size(), ' ') << kv.second.summary
+    std::cout << "  " << kv.first << std::string(12 - kv.first.size(), ' ') << kv.second.summary
               << "\n";
   }
   std::cout << "  help      This list, or one command's options: runner help COMMAND\n";

@@ -1,4 +1,5 @@
 #include "output/best_evaluation.hpp"
+#include "util/base64.hpp"
 
 #include <algorithm>
 
@@ -14,22 +15,6 @@ std::string class_name(const std::vector<std::string>& names, int64_t c) {
   return c >= 0 && c < static_cast<int64_t>(names.size()) ? names[c] : std::to_string(c);
 }
 
-std::string base64(const std::vector<uchar>& bytes) {
-  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    const uint32_t n = (uint32_t(bytes[i]) << 16) |
-                       (i + 1 < bytes.size() ? uint32_t(bytes[i + 1]) << 8 : 0) |
-                       (i + 2 < bytes.size() ? uint32_t(bytes[i + 2]) : 0);
-    out += table[(n >> 18) & 63];
-    out += table[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? table[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? table[n & 63] : '=';
-  }
-  return out;
-}
-
 // The sample as a PNG a browser shows: u8 (floats scaled from [0,1] or [0,255]), RGB -> BGR.
 std::string png_of(const cv::Mat& image) {
   cv::Mat u8 = image;
@@ -41,7 +26,7 @@ std::string png_of(const cv::Mat& image) {
   if (u8.channels() == 3) cv::cvtColor(u8, u8, cv::COLOR_RGB2BGR);
   std::vector<uchar> png;
   if (!cv::imencode(".png", u8, png)) return "";
-  return base64(png);
+  return util::base64(std::string(png.begin(), png.end()));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "config/yaml_json.hpp"
 #include "output/run_summary.hpp"
 #include "util/atomic_file.hpp"
+#include "util/base64.hpp"
 
 namespace runner::output {
 namespace fs = std::filesystem;
@@ -450,6 +451,13 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
 
   body += curves_section(curves, precision);
   body += classification_section(curves.best, read_json_or_empty(run_dir / "best_examples.json"));
+  const std::string batch_png = read_text(run_dir / "batch.png");
+  if (!batch_png.empty())  // written at the run's start (runner show-batch draws the same)
+    body +=
+        "<section><details><summary>The first training batch, as the model gets it "
+        "(batch.png)</summary><img alt=\"first training batch\" style=\"max-width:100%\" "
+        "src=\"data:image/png;base64," +
+        util::base64(batch_png) + "\"></details></section>";
   body += "<section><details><summary>Resolved config (config.yaml)</summary><pre>" +
           escape(read_text(run_dir / "config.yaml")) + "</pre></details></section>";
   body += "<section><details open><summary>Environment</summary><table>";

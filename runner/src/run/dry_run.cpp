@@ -30,11 +30,11 @@ std::string parameter_groups_text(torch::optim::Optimizer& optimizer) {
     int64_t numel = 0;
     for (const auto& p : group.params()) numel += p.numel();
     const auto decay = group_weight_decay(group.options());
-    text += fmt::format("\n  group         {}, {} parameters, weight decay {}, lr x {:.4g}",
-                        util::counted(static_cast<int64_t>(group.params().size()), "tensor",
-                                      "tensors"),
-                        numel, decay ? fmt::format("{:g}", *decay) : std::string("?"),
-                        first_lr > 0 ? group.options().get_lr() / first_lr : 1.0);
+    text +=
+        fmt::format("\n  group         {}, {} parameters, weight decay {}, lr x {:.4g}",
+                    util::counted(static_cast<int64_t>(group.params().size()), "tensor", "tensors"),
+                    numel, decay ? fmt::format("{:g}", *decay) : std::string("?"),
+                    first_lr > 0 ? group.options().get_lr() / first_lr : 1.0);
   }
   return text;
 }
@@ -95,8 +95,7 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
       << "\n"
       << "optimizer       " << parts.about.optimizer << ", lr "
       << optim::first_group_lr(parts.optimizer->torch_optimizer()) << ", scheduler "
-      << parts.about.scheduler << parameter_groups_text(parts.optimizer->torch_optimizer())
-      << "\n"
+      << parts.about.scheduler << parameter_groups_text(parts.optimizer->torch_optimizer()) << "\n"
       << "epochs          " << experiment.train.epochs << "\n"
       << "dry run: everything resolved; no training done\n";
 }

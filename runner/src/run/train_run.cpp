@@ -14,6 +14,7 @@
 #include "run/predict_run.hpp"
 #include "run/rank_setup.hpp"
 #include "run/run_folder.hpp"
+#include "run/show_batch.hpp"
 #include "run/slurm_requeue.hpp"
 #include "train/device_options.hpp"
 #include "train/stop_request.hpp"
@@ -33,6 +34,17 @@ json input_size(const train::RunParts& parts, uint64_t seed) {
   data::Sample sample = parts.splits.train->get(0);
   parts.train_pipeline.apply(sample, seed, 0, 0);
   return {sample.image.channels(), sample.image.rows, sample.image.cols};
+}
+
+// batch.png: the first training batch as the model gets it, for the report. A picture, not a
+// record of the run: one that cannot be made or written is a warning and the run goes on.
+void write_first_batch(const train::RunParts& parts, const config::ExperimentOptions& experiment,
+                       const std::string& run_dir) {
+  try {
+    write_batch_grid(first_batch(parts, experiment, "train", 16), fs::path(run_dir) / "batch.png");
+  } catch (const Error& e) {
+    spdlog::warn("no batch.png: {}", e.what());
+  }
 }
 
 // What every summary.json of the run says, however it ends.
@@ -191,7 +203,10 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
                                        {"step", loop.position().optimizer_steps}};
     commit_resume(run_dir, options, world, restarts);
   } else {
-    dist::on_main_process(world, [&] { write_class_names(run_dir, parts.splits.class_names); });
+    dist::on_main_process(world, [&] {
+      write_class_names(run_dir, parts.splits.class_names);
+      write_first_batch(parts, experiment, run_dir);
+    });
   }
   if (main) add_observers(observers, setup, experiment, parts, run_dir, restarts);
 

@@ -139,15 +139,16 @@ TEST(Optimizers, WeightDecayExcludeLeavesBiasesAndNormsUndecayedByDefaultForAdam
   for (const auto& name : {"sgd", "adamw"}) {  // [] decays everything, as torch.optim
     Net net;
     auto optimizer = make(
-        name, {{"lr", 0.1}, {"weight_decay", 0.5}, {"weight_decay_exclude", nlohmann::json::array()}},
+        name,
+        {{"lr", 0.1}, {"weight_decay", 0.5}, {"weight_decay_exclude", nlohmann::json::array()}},
         net);
     step_with_zero_grads(net, *optimizer);
     EXPECT_NEAR(net.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6) << name;
   }
   Net only_named;  // a name: that parameter alone
-  auto optimizer = make(
-      "sgd", {{"lr", 0.1}, {"weight_decay", 0.5}, {"weight_decay_exclude", {"fc.weight"}}},
-      only_named);
+  auto optimizer =
+      make("sgd", {{"lr", 0.1}, {"weight_decay", 0.5}, {"weight_decay_exclude", {"fc.weight"}}},
+           only_named);
   step_with_zero_grads(only_named, *optimizer);
   EXPECT_EQ(only_named.fc->weight[0][0].item<double>(), 1.0);
   EXPECT_NEAR(only_named.fc->bias[0].item<double>(), 1.0 - 0.1 * 0.5, 1e-6);
@@ -434,7 +435,8 @@ TEST(Optimizers, CheckpointsOfTheFirstPluginAbiLoadAndContinue) {
         return torch::optim::AdamW(m.parameters(), torch::optim::AdamWOptions(0.01).amsgrad(true));
       });
   expect_old_checkpoint_continues<torch::optim::SGD>(
-      "sgd", {{"lr", 0.05}, {"momentum", 0.9}, {"weight_decay", 0.01}, {"exempt_norm_and_bias", false}},
+      "sgd",
+      {{"lr", 0.05}, {"momentum", 0.9}, {"weight_decay", 0.01}, {"exempt_norm_and_bias", false}},
       [](torch::nn::Module& m) {
         return torch::optim::SGD(m.parameters(),
                                  torch::optim::SGDOptions(0.05).momentum(0.9).weight_decay(0.01));

@@ -25,12 +25,13 @@ std::map<std::string, std::pair<double, double>> groups_of(const std::string& mo
                                                            const nlohmann::json& optimizer) {
   const auto& r = runner::registries();
   const auto& entry = r.models.at(model_name);
-  auto model = entry.factory(runner::test::with_defaults(
-      entry.schema, {{"in_chans", 1}, {"num_classes", 10}}));
+  auto model = entry.factory(
+      runner::test::with_defaults(entry.schema, {{"in_chans", 1}, {"num_classes", 10}}));
   const auto& adamw = r.optimizers.at("adamw");
   auto made = adamw.factory(runner::test::with_defaults(adamw.schema, optimizer), *model);
   std::map<const void*, std::string> name_of;
-  for (const auto& p : model->named_parameters()) name_of[p.value().unsafeGetTensorImpl()] = p.key();
+  for (const auto& p : model->named_parameters())
+    name_of[p.value().unsafeGetTensorImpl()] = p.key();
   std::map<std::string, std::pair<double, double>> out;
   for (const auto& group : made->torch_optimizer().param_groups()) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());

@@ -1,0 +1,154 @@
+#include "run/show_batch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "data/loader.hpp"
+#include "run/build_run_parts.hpp"
+#include "runner/error.hpp"
+#include "train/mixup.hpp"
+#include "util/atomic_file.hpp"
+
+namespace runner::run {
+
+ShownBatch first_batch(const config::Experiment& experiment, const std::string& split,
+                       int64_t count) {
+  PartsRequest request;
+  request.model = false;
+  request.training = false;
+  request.pretrained = false;
+  const train::RunParts parts = build_run_parts(experiment, request);
+  return first_batch(parts, experiment.options, split, count);
+}
+
+ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOptions& o,
+                       const std::string& split, int64_t count) {
+  const bool training = split == "train";
+  const auto& dataset = training ? parts.splits.train : parts.splits.val;
+  if (!dataset || dataset->size() == 0)
+    throw ConfigError("runner show-batch: the dataset has no " + split + " split to show");
+  data::LoaderOptions lo;
+  lo.batch_size = static_cast<size_t>(training ? o.train.batch_size.value_or(32)
+                                               : o.train.eval_batch_size.value_or(64));
+  lo.shuffle = training;
+  lo.drop_last = false;
+  lo.seed = o.seed;
+  lo.world_size = static_cast<size_t>(config::world_processes(o.launch));
+  lo.rank = 0;
+  lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
+  data::DataLoader loader(dataset, training ? parts.train_pipeline : parts.eval_pipeline, lo);
+  loader.start_epoch(0);
+  auto batch = loader.next();
+  if (!batch) throw ConfigError("runner show-batch: the " + split + " split made no batch");
+  ShownBatch shown;
+  shown.class_names = parts.splits.class_names;
+  const int64_t classes = parts.splits.num_classes > 0 ? parts.splits.num_classes
+                                                       : batch->labels.max().item<int64_t>() + 1;
+  if (shown.class_names.empty())
+    for (int64_t c = 0; c < classes; ++c) shown.class_names.push_back(std::to_string(c));
+  torch::Tensor images = batch->images, labels = batch->labels;
+  torch::Tensor targets =
+      torch::one_hot(labels.clamp_min(0), classes).to(torch::kFloat);  // hard labels
+  if (training && o.train.mixup.enabled() && images.size(0) % 2 == 0) {
+    // The training loop's mix of this batch: rank 0's stream of epoch 0, batch 0.
+    const train::Mixup mixup(o.train.mixup, classes);
+    train::RngMixRandom random(
+        train::Mixup::stream(o.seed, 0, 0, 0, static_cast<int>(lo.world_size)));
+    const train::MixPlan plan =
+        mixup.draw(random, images.size(0), images.size(2), images.size(3), mixup.mixes_in(0));
+    std::tie(images, targets) = mixup.apply(plan, images, labels);
+  }
+  const int64_t n = std::min<int64_t>(count, images.size(0));
+  shown.images = images.slice(0, 0, n).to(torch::kFloat).contiguous();
+  shown.targets = targets.slice(0, 0, n).to(torch::kFloat).contiguous();
+  return shown;
+}
+
+std::vector<std::string> captions(const ShownBatch& batch) {
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < batch.targets.size(0); ++i) {
+    const torch::Tensor row = batch.targets[i];
+    const auto [values, indices] = row.topk(std::min<int64_t>(2, row.size(0)));
+    const auto name = [&](int64_t k) {
+      const auto c = static_cast<size_t>(indices[k].item<int64_t>());
+      return c < batch.class_names.size() ? batch.class_names[c] : std::to_string(c);
+    };
+    const double first = values[0].item<double>();
+    const double second = values.size(0) > 1 ? values[1].item<double>() : 0.0;
+    // One class where the target is (nearly) one-hot, smoothing aside.
+    if (first - second > 0.8) {
+      out.push_back(name(0));
+    } else {
+      out.push_back(fmt::format("{} {:.2f} + {} {:.2f}", name(0), first, name(1), second));
+    }
+  }
+  return out;
+}
+
+nlohmann::json batch_description(const ShownBatch& batch) {
+  nlohmann::json samples = nlohmann::json::array();
+  const auto text = captions(batch);
+  for (int64_t i = 0; i < batch.targets.size(0); ++i) {
+    const torch::Tensor row = batch.targets[i].contiguous();
+    std::vector<double> target(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
+    samples.push_back({{"caption", text[static_cast<size_t>(i)]}, {"target", target}});
+  }
+  return {{"samples", samples},
+          {"image_size", {batch.images.size(1), batch.images.size(2), batch.images.size(3)}}};
+}
+
+void write_batch_grid(const ShownBatch& batch, const std::filesystem::path& path) {
+  const int64_t n = batch.images.size(0), c = batch.images.size(1);
+  const int64_t h = batch.images.size(2), w = batch.images.size(3);
+  // The batch's own range (1st..99th percentile) to 0..255: normalized images become visible.
+  const torch::Tensor flat = batch.images.flatten();
+  const auto sorted = std::get<0>(flat.sort());
+  const double lo = sorted[static_cast<int64_t>(0.01 * (flat.numel() - 1))].item<double>();
+  const double hi = sorted[static_cast<int64_t>(0.99 * (flat.numel() - 1))].item<double>();
+  const torch::Tensor u8 = ((batch.images - lo) * (255.0 / std::max(hi - lo, 1e-6)))
+                               .clamp(0, 255)
+                               .to(torch::kByte)
+                               .permute({0, 2, 3, 1})
+                               .contiguous();
+  const int scale =
+      static_cast<int>(std::max<int64_t>(1, (112 + std::max(h, w) - 1) / std::max(h, w)));
+  const int tile_w = static_cast<int>(w) * scale, tile_h = static_cast<int>(h) * scale;
+  const int caption_h = 18, pad = 6, columns = static_cast<int>(std::min<int64_t>(n, 8));
+  const int rows = static_cast<int>((n + columns - 1) / columns);
+  const int cell_w = std::max(tile_w, 150) + pad;
+  cv::Mat canvas(rows * (tile_h + caption_h + pad) + pad, columns * cell_w + pad, CV_8UC3,
+                 cv::Scalar(255, 255, 255));
+  const auto text = captions(batch);
+  for (int64_t i = 0; i < n; ++i) {
+    const int x = pad + static_cast<int>(i % columns) * cell_w;
+    const int y = pad + static_cast<int>(i / columns) * (tile_h + caption_h + pad);
+    cv::Mat image(static_cast<int>(h), static_cast<int>(w), CV_8UC(static_cast<int>(c)),
+                  u8[i].data_ptr<uint8_t>());
+    cv::Mat bgr;
+    if (c == 1)
+      cv::cvtColor(image, bgr, cv::COLOR_GRAY2BGR);
+    else if (c == 3)
+      cv::cvtColor(image, bgr, cv::COLOR_RGB2BGR);
+    else {  // other channel counts: the first channel
+      cv::Mat first;
+      cv::extractChannel(image, first, 0);
+      cv::cvtColor(first, bgr, cv::COLOR_GRAY2BGR);
+    }
+    cv::resize(bgr, bgr, cv::Size(tile_w, tile_h), 0, 0, cv::INTER_NEAREST);
+    bgr.copyTo(canvas(cv::Rect(x, y, tile_w, tile_h)));
+    cv::putText(canvas, text[static_cast<size_t>(i)], cv::Point(x, y + tile_h + 13),
+                cv::FONT_HERSHEY_SIMPLEX, 0.38, cv::Scalar(30, 30, 30), 1, cv::LINE_AA);
+  }
+  std::vector<uint8_t> bytes;
+  if (!cv::imencode(".png", canvas, bytes)) throw Error("OpenCV could not encode " + path.string());
+  util::AtomicFile file(path.string());
+  file.write(bytes.data(), bytes.size());
+  file.commit();
+}
+
+}  // namespace runner::run
