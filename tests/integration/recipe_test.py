@@ -261,6 +261,46 @@ check(len(groups) > 6 and "lr x 1" in groups[0] and any("lr x 0.25" in g for g i
 _, out = group_lines("optimizer.layer_decay=0.5", expect=2)
 check("no layer grouping" in out, f"layer_decay on a model without timm's grouping:\n{out[-500:]}")
 
+# ---- runner show-batch: what the model sees -----------------------------------------------------
+def show(*args, expect=0):
+    png = os.path.join(tmp, f"shown{count[0]}.png")
+    count[0] += 1
+    code, out = run("show-batch", [EXP, "-o", png] + list(args), expect=expect)
+    if code != 0:
+        return out, None
+    with open(png, "rb") as f:
+        check(f.read(8) == b"\x89PNG\r\n\x1a\n", "show-batch writes a PNG")
+    with open(png + ".json") as f:
+        return out, json.load(f)
+
+
+_, plain_batch = show("--count", "8")
+check(len(plain_batch["samples"]) == 8 and all(
+    "+" not in s_["caption"] and max(s_["target"]) == 1.0 for s_ in plain_batch["samples"]),
+      f"without mixup each sample shows its class: {[s_['caption'] for s_ in plain_batch['samples']]}")
+_, mixed_batch = show("--set", "train.mixup.mixup_alpha=0.8", "--set", "train.mixup.mode=elem")
+samples = mixed_batch["samples"]
+two_classes = [s_ for s_ in samples if "+" in s_["caption"]]
+check(len(samples) == 16 and len(two_classes) >= 10 and
+      all(sum(1 for v in s_["target"] if v > 0) == 2 for s_ in two_classes) and
+      all(abs(sum(s_["target"]) - 1) < 1e-5 for s_ in samples),
+      f"mixup per element: samples show their two classes, weights summing to 1: "
+      f"{[s_['caption'] for s_ in samples]}")
+_, again = show("--set", "train.mixup.mixup_alpha=0.8", "--set", "train.mixup.mode=elem")
+check(again == mixed_batch, "show-batch shows the same batch for the same seed")
+_, two_ranks = show("--set", "train.mixup.mixup_alpha=0.8", "--set", "train.mixup.mode=elem",
+                    "--num-processes", "2")
+check(two_ranks != mixed_batch, "with 2 processes it shows rank 0's own batch")
+_, val_batch = show("--split", "val", "--set", "train.mixup.mixup_alpha=0.8")
+check(all("+" not in s_["caption"] for s_ in val_batch["samples"]), "the val split is not mixed")
+code, out = run("show-batch", [EXP, "-o", os.path.join(tmp, "no", "such", "folder", "b.png")],
+                expect=None)
+check(code == 1 and "b.png" in out and len(out.strip().splitlines()) <= 2,
+      f"show-batch into a missing folder: one line naming the file:\n{out[-500:]}")
+check(os.path.exists(os.path.join(plain_ema, "batch.png")), "a run writes batch.png")
+with open(os.path.join(plain_ema, "report.html")) as f:
+    check("The first training batch" in f.read(), "report.html shows the first training batch")
+
 # ---- bad input: exit 2, file:line, what to write ---------------------------------------------
 for i, (yaml, expected) in enumerate((
         ("train: {mixup: {mixup_alpha: 0.8}, batch_size: 15}", "bad0.yaml:3"),

@@ -80,8 +80,9 @@ std::vector<std::string> captions(const ShownBatch& batch) {
     };
     const double first = values[0].item<double>();
     const double second = values.size(0) > 1 ? values[1].item<double>() : 0.0;
-    // One class where the target is (nearly) one-hot, smoothing aside.
-    if (first - second > 0.8) {
+    // One class where only one stands above the smoothing's floor (unmixed, or mixed with a
+    // partner of the same class).
+    if (second - row.min().item<double>() < 1e-6) {
       out.push_back(name(0));
     } else {
       out.push_back(fmt::format("{} {:.2f} + {} {:.2f}", name(0), first, name(1), second));
