@@ -19,10 +19,11 @@ declare -A variants=(
   [recipe]=""
   [no_mixup]="train.mixup.mixup_alpha=0 train.mixup.cutmix_alpha=0"
   [no_ema]="train.ema.enabled=false train.best.weights=model"
-  [no_erasing]="data.train_transforms.3.p=0"
-  [none]="train.mixup.mixup_alpha=0 train.mixup.cutmix_alpha=0 train.ema.enabled=false train.best.weights=model data.train_transforms.3.p=0"
+  [no_randaugment]="data.train_transforms.2.p=0"
+  [no_erasing]="data.train_transforms.4.p=0"
+  [none]="train.mixup.mixup_alpha=0 train.mixup.cutmix_alpha=0 train.ema.enabled=false train.best.weights=model data.train_transforms.2.p=0 data.train_transforms.4.p=0"
 )
-order=(recipe no_mixup no_ema no_erasing none)
+order=(recipe no_mixup no_ema no_randaugment no_erasing none)
 for rep in $(seq 1 "$REPS"); do
   for v in "${order[@]}"; do
     sets=()

@@ -13,6 +13,7 @@ void register_builtin_transforms(Registry<TransformFactory>& registry) {
   data::register_random_rotate90(registry);
   data::register_to_tensor(registry);
   data::register_random_erasing(registry);
+  data::register_rand_augment(registry);
 }
 
 }  // namespace runner

@@ -39,5 +39,6 @@ void register_shift_scale_rotate(Registry<TransformFactory>& registry);
 void register_random_rotate90(Registry<TransformFactory>& registry);
 void register_to_tensor(Registry<TransformFactory>& registry);
 void register_random_erasing(Registry<TransformFactory>& registry);
+void register_rand_augment(Registry<TransformFactory>& registry);
 
 }  // namespace runner::data

@@ -261,6 +261,43 @@ check(len(groups) > 6 and "lr x 1" in groups[0] and any("lr x 0.25" in g for g i
 _, out = group_lines("optimizer.layer_decay=0.5", expect=2)
 check("no layer grouping" in out, f"layer_decay on a model without timm's grouping:\n{out[-500:]}")
 
+# ---- transforms.rand_augment: each key changes what trains ---------------------------------------
+AUGMENT = write(os.path.join(tmp, "augment.yaml"), CONFIG.replace(
+    "train_transforms: [{name: horizontal_flip, p: 0.5}, {name: normalize, mean: 0.5, std: 0.25}]",
+    "train_transforms: [{name: rand_augment, p: 1.0}, {name: normalize, mean: 0.5, std: 0.25}]"))
+
+
+def augment(*sets, raw=(), expect=0, command="run"):
+    count[0] += 1
+    run_dir = os.path.join(tmp, f"run{count[0]}")
+    args = [AUGMENT] + (["--set", f"output.run_dir={run_dir}"] if command == "run" else [])
+    for s_ in sets:
+        args += ["--set", "data.train_transforms.0." + s_]
+    for s_ in raw:
+        args += ["--set", s_]
+    _, out = run(command, args, expect=expect, timeout=240)
+    return out, run_dir
+
+
+_, augmented = augment()
+_, not_augmented = augment("p=0")
+check(close(steps(not_augmented), steps(unflipped), 1e-6) and
+      not close(steps(augmented), steps(not_augmented), 1e-4),
+      "rand_augment p 1 augments (other losses), p 0 trains as without it")
+for variant in ("num_ops=1", "magnitude=3", "magnitude_std=0", "magnitude_max=5",
+                "increasing=false", "fill=0", "interpolation=bilinear",
+                "config=rand-m5-n3-mstd0-inc0"):
+    _, changed = augment(variant)
+    check(not close(steps(changed), steps(augmented), 1e-5), f"rand_augment {variant} changes it")
+_, resident_augmented = augment(raw=["data.device=cpu"])
+check(close(steps(resident_augmented), steps(augmented), 1e-4),
+      "rand_augment on the resident batched path (data.device cpu) augments alike")
+code, out = run("run", [EXP, "--set", f"output.run_dir={os.path.join(tmp, 'floataug')}", "--set",
+                        "data.train_transforms=[{name: normalize, mean: 0.5, std: 0.25}, {name: rand_augment}]"],
+                expect=None)
+check(code != 0 and "before normalize" in out,
+      f"rand_augment after normalize: one line saying where it goes:\n{out[-600:]}")
+
 # ---- runner show-batch: what the model sees -----------------------------------------------------
 def show(*args, expect=0):
     png = os.path.join(tmp, f"shown{count[0]}.png")
@@ -307,7 +344,8 @@ for i, (yaml, expected) in enumerate((
         ("train:\n  mixup: {cutmix_minmax: [0.8, 0.2]}", "with min < max"),
         ("train:\n  ema: {enabled: true, decay: 1.0}", "train.ema.decay"),
         ("train:\n  best: {weights: ema}", "train.ema.enabled: true"),
-        ("train:\n  mixup: {mode: half}", "train.mixup.mode"))):
+        ("train:\n  mixup: {mode: half}", "train.mixup.mode"),
+        ("data:\n  train_transforms: [{name: rand_augment, config: rand-m9-xx}]", "rand-m9-mstd0.5-inc1"))):
     bad = write(os.path.join(tmp, f"bad{i}.yaml"), f"# a bad recipe\nextends: recipe.yaml\n{yaml}\n")
     code, out = run("validate", [bad], expect=2)
     check(expected in out and f"bad{i}.yaml:" in out,

@@ -200,11 +200,113 @@ def groups_refs():
     return out
 
 
+OP_NAMES = ["AutoContrast", "Equalize", "Invert", "Rotate", "Posterize", "Solarize", "SolarizeAdd",
+            "Color", "Contrast", "Brightness", "Sharpness", "ShearX", "ShearY", "TranslateXRel",
+            "TranslateYRel"]
+
+
+def test_images(seed):
+    """Smooth-ish u8 images (a gradient, a blob and noise): a 1-channel and a 3-channel one."""
+    g = np.random.default_rng(seed)
+    out = []
+    for shape in ((21, 17), (23, 19, 3)):
+        h, w = shape[:2]
+        yy, xx = np.mgrid[0:h, 0:w]
+        base = 40 + 150 * (xx / w) + 50 * np.exp(-((yy - h / 2) ** 2 + (xx - w / 3) ** 2) / 30)
+        if len(shape) == 3:
+            base = np.stack([base, base[::-1], 255 - base], axis=2)
+        out.append(np.clip(base + g.normal(0, 12, size=shape), 0, 255).astype(np.uint8))
+    return out
+
+
+def rand_augment_refs(out):
+    """Each op of timm's RandAugment alone (AugmentOp with p 1 and no magnitude noise, the sign
+    coin and the resampling forced), and whole rand_augment_transform calls with their draws."""
+    from PIL import Image
+    import timm.data.auto_augment as aa
+    tensors, ops = {}, []
+    k = 0
+    for image in test_images(11):
+        channels = 1 if image.ndim == 2 else 3
+        pil = Image.fromarray(image)
+        tensors[f"image{channels}"] = torch.from_numpy(image.reshape(image.shape[0], image.shape[1], channels).copy())
+        for increasing in (False, True):
+            for index, name in enumerate(OP_NAMES):
+                timm_name = name
+                if increasing and name in ("Posterize", "Solarize", "Color", "Contrast", "Brightness", "Sharpness"):
+                    timm_name = name + "Increasing"
+                for magnitude in (0.0, 3.7, 9.0, 10.0):
+                    for negate in (False, True):
+                        for bicubic in (False, True):
+                            hparams = dict(img_mean=(128,) * channels, magnitude_std=0,
+                                           interpolation=Image.BICUBIC if bicubic else Image.BILINEAR)
+                            op = aa.AugmentOp(timm_name, prob=1.0, magnitude=magnitude, hparams=hparams)
+                            saved = random.random
+                            random.random = (lambda: 0.9) if negate else (lambda: 0.1)
+                            try:
+                                result = np.array(op(pil))
+                            except ValueError:  # Pillow >= 12 refuses posterize to 0 bits
+                                continue
+                            finally:
+                                random.random = saved
+                            tensors[f"op{k}"] = torch.from_numpy(result.reshape(image.shape[0], image.shape[1], channels).copy())
+                            ops.append({"key": f"op{k}", "channels": channels, "op": index,
+                                        "increasing": increasing, "magnitude": magnitude,
+                                        "negate": negate, "bicubic": bicubic, "name": timm_name})
+                            k += 1
+    save_file(tensors, os.path.join(out, "rand_augment_ops.safetensors"))
+    # Whole transforms: numpy's op choice and `random`'s draws recorded, in call order.
+    calls = []
+    tensors = {}
+    for n, config in enumerate(["rand-m9-mstd0.5-inc1", "rand-m7-n3-mstd1-inc0",
+                                "rand-m10-n2-mstd101-p0.8-inc1"]):
+        for image in test_images(50 + n):
+            channels = 1 if image.ndim == 2 else 3
+            transform = aa.rand_augment_transform(config, dict(img_mean=(128,) * channels))
+            for repeat in range(6):
+                rec = {"choice": [], "random": [], "gauss": [], "uniform": [], "pick": []}
+                saved = {name: getattr(random, name) for name in ("random", "gauss", "uniform", "choice")}
+                saved_np = np.random.choice
+
+                def np_choice(ops, size, replace=True, p=None):
+                    picked = saved_np(len(ops), size, replace=replace, p=p)
+                    rec["choice"].extend(int(i) for i in picked)
+                    return [ops[i] for i in picked]
+
+                def wrap(name, into):
+                    def call(*a, **kw):
+                        v = saved[name](*a, **kw)
+                        rec[into].append(v if name != "choice" else list(a[0]).index(v))
+                        return v
+                    return call
+
+                random.random, random.gauss = wrap("random", "random"), wrap("gauss", "gauss")
+                random.uniform, random.choice = wrap("uniform", "uniform"), wrap("choice", "pick")
+                np.random.choice = np_choice
+                try:
+                    result = np.array(transform(Image.fromarray(image)))
+                except ValueError:  # Pillow >= 12 refuses posterize to 0 bits: timm raises
+                    continue
+                finally:
+                    for name, f in saved.items():
+                        setattr(random, name, f)
+                    np.random.choice = saved_np
+                key = f"call{len(calls)}"
+                tensors[key + ".in"] = torch.from_numpy(image.reshape(image.shape[0], image.shape[1], channels).copy())
+                tensors[key + ".out"] = torch.from_numpy(result.reshape(image.shape[0], image.shape[1], channels).copy())
+                for kind, values in rec.items():
+                    tensors[f"{key}.{kind}"] = torch.tensor(values, dtype=torch.float64).reshape(-1)
+                calls.append({"key": key, "config": config, "channels": channels})
+    save_file(tensors, os.path.join(out, "rand_augment_calls.safetensors"))
+    return {"ops": ops, "calls": calls}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     manifest = {"timm_version": timm.__version__, "mixup": mixup_refs(out), "ema": ema_refs(out),
-                "erasing": erasing_refs(out), "groups": groups_refs()}
+                "erasing": erasing_refs(out), "groups": groups_refs(),
+                "rand_augment": rand_augment_refs(out)}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     print(f"{len(manifest['mixup'])} mixup, {len(manifest['ema'])} EMA and "

@@ -202,6 +202,14 @@ TEST(BatchedTransforms, RandomErasingErasesTheSameBoxesWithTheSameValues) {
   }
 }
 
+TEST(BatchedTransforms, RandAugmentEqualsThePerSamplePathExactly) {
+  const auto entries = nlohmann::json::parse(
+      R"([{"name": "rand_augment", "config": "rand-m9-mstd0.5-inc1", "p": 0.7},
+          {"name": "normalize", "mean": 0.5, "std": 0.25}])");
+  EXPECT_EQ(compare(entries).max, 0.0);
+  EXPECT_EQ(compare(entries, 20, 14, 3).max, 0.0) << "rgb";
+}
+
 TEST(BatchedTransforms, RandomErasingBeforeNormalizeIsAClearError) {
   const auto entries = nlohmann::json::parse(R"([{"name": "random_erasing", "p": 1.0}])");
   try {
