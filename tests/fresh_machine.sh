@@ -94,6 +94,13 @@ timed configure in_root "$cd_runner make build/build.ninja"
 timed build in_root "$cd_runner make build-runner"
 timed quickstart in_root "$cd_runner make run"
 timed test in_root "$cd_runner make test"
+# `make install` and the installed runner, which must start and train without a CUDA toolkit:
+# its RUNPATH names the wheel's libtorch and CUDA libraries (runner env says where each came from).
+timed install in_root "$cd_runner make install PREFIX=/opt/runner > /dev/null && \
+  /opt/runner/bin/runner env | grep -E 'libtorch|CUDA' && \
+  /opt/runner/bin/runner run experiments/quickstart.yaml --set data.limit.train=2048 \
+    --set data.limit.val=512 --set data.limit.test=128 --set output.run_dir=/tmp/installed_run \
+    --log-level warn && test -s /tmp/installed_run/summary.json"
 
 run_total=0
 for part in apt pip configure build quickstart; do
@@ -107,3 +114,4 @@ done
 printf '  make run  %-11s %5.0f s (%.1f min)\n' total "$run_total" "$(awk -v a="$run_total" 'BEGIN { print a / 60 }')"
 printf '  make test %-11s %5.0f s (%.1f min; builds the tests, then runs the suite)\n' total \
   "${seconds[test]}" "$(awk -v a="${seconds[test]}" 'BEGIN { print a / 60 }')"
+printf '  make install + the installed runner training a short quickstart %5.0f s\n' "${seconds[install]}"
