@@ -30,10 +30,7 @@ struct RngAsTimm {
   int choose_resampling() { return static_cast<int>(rng.uniform_int(0, 1)); }
   double random() { return rng.uniform(); }
   double uniform(double a, double b) { return a + (b - a) * rng.uniform(); }
-  double gauss(double mean, double std) {  // Box-Muller
-    const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-    return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  }
+  double gauss(double mean, double std) { return mean + std * rng.normal(); }
 };
 
 constexpr int kPerOp = 5;  // op, applied, magnitude, negate, bicubic

@@ -24,14 +24,11 @@ struct RngAsRandom {
   int64_t randint(int64_t a, int64_t b) { return rng.uniform_int(a, b); }
 };
 
-// Standard normal numbers from a seed (Box-Muller): the same noise on either path.
+// Standard normal numbers from a seed: the same noise on either path.
 class NormalStream {
  public:
   explicit NormalStream(uint64_t seed) : rng_(seed) {}
-  float next() {
-    const double u1 = 1.0 - rng_.uniform(), u2 = rng_.uniform();
-    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
-  }
+  float next() { return static_cast<float>(rng_.normal()); }
 
  private:
   Rng rng_;

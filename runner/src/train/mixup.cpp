@@ -9,11 +9,6 @@ namespace runner::train {
 
 // ---- draws ---------------------------------------------------------------------------------
 
-double RngMixRandom::normal() {  // Box-Muller: one of the pair
-  const double u1 = 1.0 - rng_.uniform(), u2 = rng_.uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
-
 // Marsaglia and Tsang's method; a shape below 1 through Gamma(shape + 1) * U^(1 / shape).
 double RngMixRandom::gamma(double shape) {
   if (shape < 1.0) return gamma(shape + 1.0) * std::pow(1.0 - rng_.uniform(), 1.0 / shape);
@@ -21,7 +16,7 @@ double RngMixRandom::gamma(double shape) {
   for (;;) {
     double x, v;
     do {
-      x = normal();
+      x = rng_.normal();
       v = 1.0 + c * x;
     } while (v <= 0);
     v = v * v * v;
@@ -184,25 +179,25 @@ MixPlan Mixup::draw(MixRandom& random, int64_t batch, int64_t h, int64_t w, bool
 
 // ---- on the device ----------------------------------------------------------------------------
 
-torch::Tensor Mixup::soft_targets(const torch::Tensor& labels, const torch::Tensor& lam) const {
+std::pair<torch::Tensor, torch::Tensor> Mixup::smoothed_one_hots(
+    const torch::Tensor& labels) const {
   const double off = options_.label_smoothing / static_cast<double>(num_classes_);
   const double on = 1.0 - options_.label_smoothing + off;
   const auto options = torch::TensorOptions().dtype(torch::kFloat).device(labels.device());
-  const torch::Tensor y1 = torch::full({labels.size(0), num_classes_}, off, options)
-                               .scatter_(1, labels.view({-1, 1}), on);
-  const torch::Tensor y2 = torch::full({labels.size(0), num_classes_}, off, options)
-                               .scatter_(1, labels.flip(0).view({-1, 1}), on);
+  const auto one_hot = [&](const torch::Tensor& y) {
+    return torch::full({labels.size(0), num_classes_}, off, options)
+        .scatter_(1, y.view({-1, 1}), on);
+  };
+  return {one_hot(labels), one_hot(labels.flip(0))};
+}
+
+torch::Tensor Mixup::soft_targets(const torch::Tensor& labels, const torch::Tensor& lam) const {
+  const auto [y1, y2] = smoothed_one_hots(labels);
   return y1 * lam + y2 * (1 - lam);
 }
 
 torch::Tensor Mixup::soft_targets(const torch::Tensor& labels, double lam) const {
-  const double off = options_.label_smoothing / static_cast<double>(num_classes_);
-  const double on = 1.0 - options_.label_smoothing + off;
-  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(labels.device());
-  const torch::Tensor y1 = torch::full({labels.size(0), num_classes_}, off, options)
-                               .scatter_(1, labels.view({-1, 1}), on);
-  const torch::Tensor y2 = torch::full({labels.size(0), num_classes_}, off, options)
-                               .scatter_(1, labels.flip(0).view({-1, 1}), on);
+  const auto [y1, y2] = smoothed_one_hots(labels);
   return y1 * lam + y2 * (1.0 - lam);
 }
 

@@ -35,7 +35,6 @@ class RngMixRandom final : public MixRandom {
 
  private:
   double gamma(double shape);
-  double normal();
   data::Rng rng_;
 };
 
@@ -84,6 +83,8 @@ class Mixup {
     double lam;  ///< corrected to the box's area where timm corrects it
   };
   Box cutmix_box(MixRandom& random, int64_t height, int64_t width, double lam) const;
+  /// timm's one_hot of the labels and of the labels reversed, smoothed (off = s / C).
+  std::pair<torch::Tensor, torch::Tensor> smoothed_one_hots(const torch::Tensor& labels) const;
   /// timm's _params_per_elem for `count` elements: each one's lam and whether it is cutmix.
   void params_per_element(MixRandom& random, int64_t count, bool enabled, std::vector<float>& lam,
                           std::vector<uint8_t>& cutmix) const;

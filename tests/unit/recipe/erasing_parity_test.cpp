@@ -9,17 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.hpp"
+#include "recipe/recipe_refs.hpp"
 #include "runner/data/rng.hpp"
 #include "transforms/random_erasing.hpp"
 
 namespace {
 
 using runner::data::ErasingOptions;
-
-std::string erasing_refs_dir() {
-  const char* dir = std::getenv("RUNNER_RECIPE_REFS");
-  return dir ? dir : "";
-}
 
 // timm's `random` calls, replayed by kind.
 struct ReplayedRandom {
@@ -38,18 +34,11 @@ struct ReplayedRandom {
   int64_t randint(int64_t, int64_t) { return static_cast<int64_t>(next(randints)); }
 };
 
-std::deque<double> values(const torch::Tensor& t) {
-  std::deque<double> out;
-  if (!t.defined()) return out;
-  const torch::Tensor d = t.to(torch::kDouble).contiguous();
-  for (int64_t i = 0; i < d.numel(); ++i) out.push_back(d.data_ptr<double>()[i]);
-  return out;
-}
-
 TEST(ErasingParity, BoxesAndErasedImagesEqualTimmsWithTheSameDraws) {
-  if (erasing_refs_dir().empty()) GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
-  std::ifstream in(erasing_refs_dir() + "/manifest.json");
-  ASSERT_TRUE(in) << "no manifest.json in " << erasing_refs_dir();
+  if (runner::test::recipe_refs_dir().empty())
+    GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
+  std::ifstream in(runner::test::recipe_refs_dir() + "/manifest.json");
+  ASSERT_TRUE(in) << "no manifest.json in " << runner::test::recipe_refs_dir();
   const auto cases = nlohmann::json::parse(in)["erasing"];
   ASSERT_EQ(cases.size(), 4u);
   int erased = 0;
@@ -64,10 +53,11 @@ TEST(ErasingParity, BoxesAndErasedImagesEqualTimmsWithTheSameDraws) {
     options.max_aspect = o.value("max_aspect", 1.0 / options.min_aspect);
     options.min_count = o.value("min_count", 1);
     options.max_count = o.value("max_count", options.min_count);
-    const auto file =
-        runner::io::read_safetensors(erasing_refs_dir() + "/" + c["file"].get<std::string>());
-    ReplayedRandom random{values(file.find("randoms")), values(file.find("uniforms")),
-                          values(file.find("randints"))};
+    const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() + "/" +
+                                                   c["file"].get<std::string>());
+    ReplayedRandom random{runner::test::recorded_draws(file.find("randoms")),
+                          runner::test::recorded_draws(file.find("uniforms")),
+                          runner::test::recorded_draws(file.find("randints"))};
     torch::Tensor x = file.find("x").clone();
     for (int64_t i = 0; i < x.size(0); ++i) {
       const auto boxes = runner::data::draw_erase_boxes(random, options, x.size(2), x.size(3));

@@ -9,16 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin_params.hpp"
+#include "recipe/recipe_refs.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
 
 namespace {
-
-std::string groups_refs_dir() {
-  const char* dir = std::getenv("RUNNER_RECIPE_REFS");
-  return dir ? dir : "";
-}
 
 // name -> (weight decay, lr / the optimizer's configured lr) of each parameter.
 std::map<std::string, std::pair<double, double>> groups_of(const std::string& model_name,
@@ -42,8 +38,9 @@ std::map<std::string, std::pair<double, double>> groups_of(const std::string& mo
 }
 
 TEST(ParamGroupsParity, WeightDecayGroupsAndLayerDecayEqualTimms) {
-  if (groups_refs_dir().empty()) GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
-  std::ifstream in(groups_refs_dir() + "/manifest.json");
+  if (runner::test::recipe_refs_dir().empty())
+    GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
+  std::ifstream in(runner::test::recipe_refs_dir() + "/manifest.json");
   ASSERT_TRUE(in);
   const auto refs = nlohmann::json::parse(in)["groups"];
   ASSERT_EQ(refs.size(), 3u);

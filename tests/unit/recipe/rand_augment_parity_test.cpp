@@ -11,16 +11,12 @@
 #include <opencv2/core.hpp>
 
 #include "io/safetensors.hpp"
+#include "recipe/recipe_refs.hpp"
 #include "transforms/rand_augment_plan.hpp"
 
 namespace {
 
 namespace ra = runner::data::rand_augment;
-
-std::string rand_augment_refs_dir() {
-  const char* dir = std::getenv("RUNNER_RECIPE_REFS");
-  return dir ? dir : "";
-}
 
 cv::Mat mat_of(const torch::Tensor& hwc) {  // u8 [H, W, C]
   return cv::Mat(static_cast<int>(hwc.size(0)), static_cast<int>(hwc.size(1)),
@@ -41,17 +37,17 @@ std::pair<int, int> difference(const cv::Mat& a, const cv::Mat& b) {
 }
 
 nlohmann::json refs() {
-  std::ifstream in(rand_augment_refs_dir() + "/manifest.json");
+  std::ifstream in(runner::test::recipe_refs_dir() + "/manifest.json");
   return in ? nlohmann::json::parse(in)["rand_augment"] : nlohmann::json();
 }
 
 TEST(RandAugmentParity, EveryOpEqualsTimmsOnPillow) {
-  if (rand_augment_refs_dir().empty())
+  if (runner::test::recipe_refs_dir().empty())
     GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
   const auto r = refs();
   ASSERT_GT(r["ops"].size(), 800u);
-  const auto file =
-      runner::io::read_safetensors(rand_augment_refs_dir() + "/rand_augment_ops.safetensors");
+  const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() +
+                                                 "/rand_augment_ops.safetensors");
   std::map<std::string, int> failures;
   for (const auto& c : r["ops"]) {
     const cv::Mat image = mat_of(file.find("image" + std::to_string(c["channels"].get<int>())));
@@ -89,29 +85,23 @@ struct Replayed {
   }
 };
 
-std::deque<double> queue_of(const torch::Tensor& t) {
-  std::deque<double> q;
-  if (!t.defined()) return q;
-  const torch::Tensor d = t.to(torch::kDouble).contiguous();
-  for (int64_t i = 0; i < d.numel(); ++i) q.push_back(d.data_ptr<double>()[i]);
-  return q;
-}
-
 TEST(RandAugmentParity, WholeTransformsEqualTimmsWithItsDrawsReplayed) {
-  if (rand_augment_refs_dir().empty())
+  if (runner::test::recipe_refs_dir().empty())
     GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
   const auto r = refs();
   ASSERT_GT(r["calls"].size(), 20u);
-  const auto file =
-      runner::io::read_safetensors(rand_augment_refs_dir() + "/rand_augment_calls.safetensors");
+  const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() +
+                                                 "/rand_augment_calls.safetensors");
   for (const auto& c : r["calls"]) {
     SCOPED_TRACE(c.dump());
     const std::string key = c["key"];
     ra::Options o;
     ra::apply_config_string(c["config"], o);
-    Replayed replay{queue_of(file.find(key + ".choice")), queue_of(file.find(key + ".random")),
-                    queue_of(file.find(key + ".gauss")), queue_of(file.find(key + ".uniform")),
-                    queue_of(file.find(key + ".pick"))};
+    Replayed replay{runner::test::recorded_draws(file.find(key + ".choice")),
+                    runner::test::recorded_draws(file.find(key + ".random")),
+                    runner::test::recorded_draws(file.find(key + ".gauss")),
+                    runner::test::recorded_draws(file.find(key + ".uniform")),
+                    runner::test::recorded_draws(file.find(key + ".pick"))};
     const auto plan = ra::plan_ops(replay, o);
     EXPECT_TRUE(replay.used()) << "runner drew fewer numbers than timm";
     cv::Mat image = mat_of(file.find(key + ".in"));

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/safetensors.hpp"
+#include "recipe/recipe_refs.hpp"
 #include "train/mixup.hpp"
 #include "train/model_ema.hpp"
 
@@ -20,37 +21,25 @@ namespace {
 using runner::train::MixPlan;
 using runner::train::Mixup;
 
-std::string refs_dir() {
-  const char* dir = std::getenv("RUNNER_RECIPE_REFS");
-  return dir ? dir : "";
-}
-
 nlohmann::json manifest() {
-  std::ifstream in(refs_dir() + "/manifest.json");
+  std::ifstream in(runner::test::recipe_refs_dir() + "/manifest.json");
   return in ? nlohmann::json::parse(in) : nlohmann::json();
 }
 
 #define REQUIRE_REFS()                                                                           \
-  if (refs_dir().empty())                                                                        \
+  if (runner::test::recipe_refs_dir().empty())                                                   \
     GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest, whose recipe_refs fixture " \
                     "makes the references with the real timm";                                   \
-  ASSERT_TRUE(manifest().is_object()) << "no manifest.json in " << refs_dir()
+  ASSERT_TRUE(manifest().is_object()) << "no manifest.json in " << runner::test::recipe_refs_dir()
 
 // timm's recorded draws, handed out in the order runner asks for them; a draw of the wrong kind
 // or one too many fails the test.
 class ReplayRandom final : public runner::train::MixRandom {
  public:
   explicit ReplayRandom(const runner::io::TensorFile& file) {
-    const auto take = [&](const char* name, auto& into) {
-      const torch::Tensor t = file.find(name);
-      if (!t.defined()) return;
-      for (int64_t i = 0; i < t.numel(); ++i)
-        into.push_back(t.dtype() == torch::kLong ? static_cast<double>(t[i].item<int64_t>())
-                                                 : t[i].item<double>());
-    };
-    take("uniforms", uniforms_);
-    take("betas", betas_);
-    take("randints", randints_);
+    uniforms_ = runner::test::recorded_draws(file.find("uniforms"));
+    betas_ = runner::test::recorded_draws(file.find("betas"));
+    randints_ = runner::test::recorded_draws(file.find("randints"));
   }
   double uniform() override { return next(uniforms_, "uniform"); }
   double beta(double) override { return next(betas_, "beta"); }
@@ -97,7 +86,8 @@ TEST(RecipeParity, MixupAndCutmixEqualTimmsWithTheSameDraws) {
   int mixed = 0, cut = 0;
   for (const auto& c : cases) {
     SCOPED_TRACE(c.dump());
-    const auto file = runner::io::read_safetensors(refs_dir() + "/" + c["file"].get<std::string>());
+    const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() + "/" +
+                                                   c["file"].get<std::string>());
     const torch::Tensor x = file.find("x"), target = file.find("target");
     ReplayRandom random(file);
     const Mixup mixup(mixup_options(c["options"]), 10);
@@ -130,7 +120,8 @@ TEST(RecipeParity, ModelEmaEqualsTimmsModelEmaV3After20Steps) {
     options.min_decay = o.value("min_decay", 0.0);
     options.update_after_step = o.value("update_after_step", 0);
     options.exclude_buffers = o.value("exclude_buffers", false);
-    const auto file = runner::io::read_safetensors(refs_dir() + "/" + c["file"].get<std::string>());
+    const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() + "/" +
+                                                   c["file"].get<std::string>());
     torch::nn::Sequential model(torch::nn::Linear(6, 5), torch::nn::BatchNorm1d(5),
                                 torch::nn::Linear(5, 3));
     const auto load_step = [&](const std::string& prefix) {

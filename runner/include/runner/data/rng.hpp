@@ -2,6 +2,7 @@
 // A small counter-based random generator: a sample's augmentation depends only on
 // (seed, epoch, sample index), never on which thread or in which order samples are loaded.
 
+#include <cmath>
 #include <cstdint>
 
 namespace runner::data {
@@ -29,6 +30,11 @@ class Rng {
   }
   /// True with probability p.
   bool bernoulli(double p) { return uniform() < p; }
+  /// Standard normal (Box-Muller, one of the pair): two uniforms drawn, the first as 1 - u.
+  double normal() {
+    const double u1 = 1.0 - uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+  }
 
  private:
   static uint64_t mix(uint64_t z) {
