@@ -110,25 +110,23 @@ CheckpointWeights parse_checkpoint_weights(const std::string& text) {
   throw ConfigError("weights '" + text + "': write model or ema");
 }
 
-bool checkpoint_has_ema(const std::string& path) {
-  try {
-    torch::serialize::InputArchive archive;
-    archive.load_from(path);
-    torch::serialize::InputArchive ema_archive;
-    return archive.try_read("ema", ema_archive);
-  } catch (const c10::Error&) {
-    return false;
-  }
-}
-
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
-                                  optim::Optimizer* optimizer, CheckpointWeights weights) {
+                                  optim::Optimizer* optimizer, CheckpointWeights weights,
+                                  ModelEma* ema) {
   if (!fs::exists(path)) throw DataError("checkpoint '" + path + "' does not exist");
   CheckpointContent content;
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
     torch::serialize::InputArchive model_archive;
+    if (ema != nullptr && weights == CheckpointWeights::kModel &&
+        archive.try_read("ema", model_archive)) {
+      // The average through the model, from the same archive; the model's weights then over it.
+      torch::NoGradGuard no_grad;
+      copy_module_from(model, model_archive, "");
+      ema->exchange_with(model);
+      content.ema_loaded = true;
+    }
     if (weights == CheckpointWeights::kEma) {
       if (!archive.try_read("ema", model_archive))
         throw DataError(

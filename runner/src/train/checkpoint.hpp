@@ -22,6 +22,7 @@ namespace runner::train {
 struct CheckpointContent {
   nlohmann::json meta = nlohmann::json::object();
   torch::Tensor rng_states;  ///< uint8 [world, n]: every rank's CPU generator state
+  bool ema_loaded = false;   ///< load_checkpoint put the file's average into the given ModelEma
 };
 
 /// Writes model (and, when given, optimizer) state plus `content` to `path` atomically; with
@@ -41,13 +42,12 @@ CheckpointWeights parse_checkpoint_weights(const std::string& text);
 /// Reads `path` into `model` (and `optimizer` when given and present in the file); `weights`:
 /// kEma loads the average train.ema kept instead of the model's weights. Throws
 /// runner::DataError naming the file when it is missing, truncated, does not fit the model or
-/// holds no average where one was asked for.
+/// holds no average where one was asked for. With `ema` (and kModel), the file's average, where
+/// it has one, goes into `ema` from the same read (content.ema_loaded says so).
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
                                   optim::Optimizer* optimizer,
-                                  CheckpointWeights weights = CheckpointWeights::kModel);
-
-/// Whether the checkpoint at `path` holds train.ema's average (reads the file).
-bool checkpoint_has_ema(const std::string& path);
+                                  CheckpointWeights weights = CheckpointWeights::kModel,
+                                  ModelEma* ema = nullptr);
 
 /// Saves the run's checkpoint `path` from every rank (a collective): each rank's CPU generator
 /// state travels to the main process, which alone writes (model, the optimizer when given, and

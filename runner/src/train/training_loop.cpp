@@ -78,15 +78,10 @@ double TrainingLoop::mean_epoch_seconds() const {
 }
 
 void TrainingLoop::resume_from(const std::string& checkpoint) {
-  // The average first, through the model (then the model's own weights over it).
-  const bool ema_saved = ema_ && checkpoint_has_ema(checkpoint);
-  if (ema_saved) {
-    load_checkpoint(checkpoint, *parts_.model, nullptr, CheckpointWeights::kEma);
-    ema_->exchange_with(*parts_.model);
-  }
-  const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get());
-  if (ema_saved) ema_->set_updates(content.meta.value("ema_updates", int64_t{0}));
-  if (ema_ && !ema_saved && rank_.world->is_main())
+  const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get(),
+                                       CheckpointWeights::kModel, ema_.get());
+  if (content.ema_loaded) ema_->set_updates(content.meta.value("ema_updates", int64_t{0}));
+  if (ema_ && !content.ema_loaded && rank_.world->is_main())
     spdlog::warn("{} holds no averaged weights: train.ema starts from the resumed weights",
                  checkpoint);
   const CheckpointState state =
