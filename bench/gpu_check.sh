@@ -3,7 +3,7 @@
 # bench/gpu/prepare_deps.sh was run on the CPU machine and .gpu-deps/ travelled along):
 #   1. unpack the Debian dependencies into .gpu-deps/root, build the stand-in libraries
 #   2. configure with the machine's PyTorch (libtorch + CMake config inside the Python package)
-#   3. build runner and unit_train; run the CUDA unit tests
+#   3. build runner, unit_train and unit_recipe; run the CUDA unit tests
 #   4. mnist_ddp_fp16.yaml on one GPU (the "trains" check)
 #   5. the reference workload (convnext_small, 56 px, batch 256, STEPS steps) in runner and in
 #      Python (torch + timm + accelerate): fp16 and fp32, synthetic and Fashion-MNIST (IDX)
@@ -103,17 +103,19 @@ say "building runner and unit_train"
 # -k 0: one call shows every compile error (device time is too short for one error per try).
 KEEP_GOING=(-k 0)
 [ "${GEN[1]}" = Ninja ] || KEEP_GOING=(-k)
-TARGETS=(runner unit_train)
+TARGETS=(runner unit_train unit_recipe)
 [ -n "${GPU_CHECK_SKIP_UNIT:-}" ] && TARGETS=(runner)  # a rerun after the unit tests passed
 cmake --build "$BUILD" --target "${TARGETS[@]}" -j "$(nproc)" -- "${KEEP_GOING[@]}" >"$BUILD.build.log" 2>&1 ||
   { grep -E "error:|Error [0-9]|undefined reference" "$BUILD.build.log" | sort -u | head -80
     die "build failed (log: $BUILD.build.log)"; }
 RUNNER=$BUILD/runner/runner
 UNIT_TRAIN=$(find "$BUILD" -name unit_train -type f | head -1)
+UNIT_RECIPE=$(find "$BUILD" -name unit_recipe -type f | head -1)
 
 if [ -z "${GPU_CHECK_SKIP_UNIT:-}" ]; then
   say "unit tests that need CUDA (and the scaler's)"
   "$UNIT_TRAIN" --gtest_filter='CudaPaths.*:GradScaler*' --gtest_brief=1 || echo "UNIT TESTS FAILED"
+  "$UNIT_RECIPE" --gtest_filter='RandAugmentBatched.*' --gtest_brief=1 || echo "UNIT TESTS FAILED"
 fi
 
 say "experiments/mnist_ddp_fp16.yaml on one GPU (Fashion-MNIST test split as data)"

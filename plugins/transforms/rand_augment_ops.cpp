@@ -280,6 +280,33 @@ double op_argument(Op op, bool increasing, double magnitude, bool negate) {
   return 0;
 }
 
+std::optional<std::array<double, 6>> affine_matrix(Op op, double arg, int64_t rows, int64_t cols) {
+  switch (op) {
+    case Op::kRotate: {
+      double degrees = std::fmod(arg, 360.0);
+      if (degrees < 0) degrees += 360.0;
+      if (degrees == 0) return std::nullopt;  // Pillow's fast path: the image as it is
+      const double angle = -degrees * M_PI / 180.0;
+      const double cx = static_cast<double>(cols) / 2.0, cy = static_cast<double>(rows) / 2.0;
+      std::array<double, 6> m = {round15(std::cos(angle)),  round15(std::sin(angle)), 0.0,
+                                 round15(-std::sin(angle)), round15(std::cos(angle)), 0.0};
+      m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx;
+      m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy;
+      return m;
+    }
+    case Op::kShearX:
+      return std::array<double, 6>{1, arg, 0, 0, 1, 0};
+    case Op::kShearY:
+      return std::array<double, 6>{1, 0, 0, arg, 1, 0};
+    case Op::kTranslateXRel:
+      return std::array<double, 6>{1, 0, arg * static_cast<double>(cols), 0, 1, 0};
+    case Op::kTranslateYRel:
+      return std::array<double, 6>{1, 0, 0, 0, 1, arg * static_cast<double>(rows)};
+    default:
+      return std::nullopt;
+  }
+}
+
 cv::Mat apply_op(const cv::Mat& image, Op op, double arg, bool bicubic,
                  const std::array<double, 3>& fill) {
   if (image.depth() != CV_8U || (image.channels() != 1 && image.channels() != 3))
@@ -325,26 +352,14 @@ cv::Mat apply_op(const cv::Mat& image, Op op, double arg, bool bicubic,
       return blend(cv::Mat::zeros(image.size(), image.type()), image, arg);
     case Op::kSharpness:
       return blend(smooth(image), image, arg);
-    case Op::kRotate: {
-      double degrees = std::fmod(arg, 360.0);
-      if (degrees < 0) degrees += 360.0;
-      if (degrees == 0) return image.clone();  // Pillow's fast path
-      const double angle = -degrees * M_PI / 180.0;
-      const double cx = image.cols / 2.0, cy = image.rows / 2.0;
-      std::array<double, 6> m = {round15(std::cos(angle)),  round15(std::sin(angle)), 0.0,
-                                 round15(-std::sin(angle)), round15(std::cos(angle)), 0.0};
-      m[2] = m[0] * -cx + m[1] * -cy + m[2] + cx;
-      m[5] = m[3] * -cx + m[4] * -cy + m[5] + cy;
-      return affine(image, m, bicubic, fill);
-    }
+    case Op::kRotate:
     case Op::kShearX:
-      return affine(image, {1, arg, 0, 0, 1, 0}, bicubic, fill);
     case Op::kShearY:
-      return affine(image, {1, 0, 0, arg, 1, 0}, bicubic, fill);
     case Op::kTranslateXRel:
-      return affine(image, {1, 0, arg * image.cols, 0, 1, 0}, bicubic, fill);
-    case Op::kTranslateYRel:
-      return affine(image, {1, 0, 0, 0, 1, arg * image.rows}, bicubic, fill);
+    case Op::kTranslateYRel: {
+      const auto m = affine_matrix(op, arg, image.rows, image.cols);
+      return m ? affine(image, *m, bicubic, fill) : image.clone();
+    }
   }
   return image.clone();
 }

@@ -5,6 +5,8 @@
 // and a fill colour, so that runner's results equal timm's.
 
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,12 @@ bool is_affine(Op op);
 /// timm's level_to_arg: the op's argument at `magnitude` (0..10); `negate`: the random sign's
 /// coin said negate.
 double op_argument(Op op, bool increasing, double magnitude, bool negate);
+
+/// The affine ops' matrix as Pillow's Image.transform takes it (output pixel centre -> input
+/// point); nullopt for the other ops and for a rotation by a multiple of 360 degrees (Pillow
+/// returns the image as it is).
+std::optional<std::array<double, 6>> affine_matrix(Op op, double argument, int64_t rows,
+                                                   int64_t cols);
 
 /// Applies `op` with `argument` to `image` (u8, 1 or 3 channels, RGB order), as timm's
 /// NAME_TO_OP does on a PIL image. `bicubic`: the affine ops' resampling (else bilinear);

@@ -203,11 +203,20 @@ TEST(BatchedTransforms, RandomErasingErasesTheSameBoxesWithTheSameValues) {
 }
 
 TEST(BatchedTransforms, RandAugmentEqualsThePerSamplePathExactly) {
-  const auto entries = nlohmann::json::parse(
-      R"([{"name": "rand_augment", "config": "rand-m9-mstd0.5-inc1", "p": 0.7},
-          {"name": "normalize", "mean": 0.5, "std": 0.25}])");
-  EXPECT_EQ(compare(entries).max, 0.0);
-  EXPECT_EQ(compare(entries, 20, 14, 3).max, 0.0) << "rgb";
+  // timm's default, every op at full strength three times over with bicubic and a colour fill,
+  // and strong noise with bilinear only: each op's tensor form on mixed-op batches.
+  for (const char* params :
+       {R"("config": "rand-m9-mstd0.5-inc1", "p": 0.7)",
+        R"("config": "rand-n3-m10-mstd100-inc0", "p": 1.0, "interpolation": "bicubic",
+            "fill": [0, 64, 255])",
+        R"("num_ops": 4, "magnitude": 5, "magnitude_std": 3, "interpolation": "bilinear",
+            "fill": 17)"}) {
+    const auto entries = nlohmann::json::parse(std::string(R"([{"name": "rand_augment", )") +
+                                               params + R"(}, {"name": "normalize", "mean": 0.5,
+                                               "std": 0.25}])");
+    EXPECT_EQ(compare(entries).max, 0.0) << params;
+    EXPECT_EQ(compare(entries, 20, 14, 3).max, 0.0) << params << " rgb";
+  }
 }
 
 TEST(BatchedTransforms, RandomErasingBeforeNormalizeIsAClearError) {

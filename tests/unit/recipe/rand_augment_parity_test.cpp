@@ -1,5 +1,6 @@
 // transforms.rand_augment against timm's RandAugment (on Pillow 13): every op alone at several
-// magnitudes, both signs and both resamplings, on a 1- and a 3-channel image; and whole
+// magnitudes, both signs and both resamplings, on a 1- and a 3-channel image, per sample and
+// batched; and whole
 // rand_augment_transform calls (three configs) with timm's recorded choices replayed.
 
 #include <deque>
@@ -9,9 +10,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
 
 #include "io/safetensors.hpp"
 #include "recipe/recipe_refs.hpp"
+#include "transforms/rand_augment_batched.hpp"
 #include "transforms/rand_augment_plan.hpp"
 
 namespace {
@@ -61,6 +64,108 @@ TEST(RandAugmentParity, EveryOpEqualsTimmsOnPillow) {
     }
   }
   EXPECT_TRUE(failures.empty());
+}
+
+// The batched form (data.device): every case of a channel count as one sample of one mixed-op
+// batch, each equal to timm's output.
+TEST(RandAugmentParity, EveryOpBatchedEqualsTimmsOnPillow) {
+  if (runner::test::recipe_refs_dir().empty())
+    GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
+  const auto r = refs();
+  const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() +
+                                                 "/rand_augment_ops.safetensors");
+  for (int channels : {1, 3}) {
+    const torch::Tensor image = file.find("image" + std::to_string(channels)).permute({2, 0, 1});
+    std::vector<ra::SampleOp> ops;
+    std::vector<nlohmann::json> cases;
+    for (const auto& c : r["ops"]) {
+      if (c["channels"].get<int>() != channels) continue;
+      const auto op = static_cast<ra::Op>(c["op"].get<int>());
+      ops.push_back({op, ra::op_argument(op, c["increasing"], c["magnitude"], c["negate"]),
+                     c["bicubic"], true});
+      cases.push_back(c);
+    }
+    ASSERT_GT(ops.size(), 400u);
+    const auto count = static_cast<int64_t>(ops.size());
+    const torch::Tensor batch = image.unsqueeze(0).expand({count, -1, -1, -1}).contiguous();
+    const torch::Tensor out = ra::apply_ops(batch, ops, {128, 128, 128});
+    std::map<std::string, int> failures;
+    for (size_t s = 0; s < cases.size(); ++s) {
+      const torch::Tensor expected =
+          file.find(cases[s]["key"].get<std::string>()).permute({2, 0, 1});
+      const torch::Tensor diff =
+          (out[static_cast<int64_t>(s)].to(torch::kInt) - expected.to(torch::kInt)).abs();
+      if (diff.max().item<int>() != 0) {
+        ++failures[cases[s]["name"].get<std::string>()];
+        ADD_FAILURE() << cases[s].dump() << ": " << diff.gt(0).sum().item<int64_t>()
+                      << " values differ, by up to " << diff.max().item<int>();
+      }
+    }
+    EXPECT_TRUE(failures.empty()) << channels << " channels";
+  }
+}
+
+// Varied images of an odd size, sample s with op s mod 15 at a magnitude, sign and resampling
+// of its own.
+struct VariedBatch {
+  std::vector<cv::Mat> images;
+  std::vector<ra::SampleOp> ops;
+  torch::Tensor batch;  // u8 [N, C, H, W]
+};
+
+VariedBatch varied_batch(int rows, int cols, int channels) {
+  cv::RNG rng(7);
+  VariedBatch v;
+  std::vector<torch::Tensor> chw;
+  for (int s = 0; s < 150; ++s) {
+    cv::Mat image(rows, cols, CV_8UC(channels));
+    rng.fill(image, cv::RNG::UNIFORM, s % 7 == 0 ? 40 : 0, s % 5 == 0 ? 90 : 256);
+    cv::GaussianBlur(image, image, {3, 3}, 0);  // some structure, as photos have
+    v.images.push_back(image);
+    chw.push_back(torch::from_blob(image.data, {rows, cols, channels}, torch::kByte)
+                      .permute({2, 0, 1})
+                      .clone());
+    const auto op = static_cast<ra::Op>(s % ra::kOpCount);
+    const double magnitude = rng.uniform(0.0, 10.0);
+    const bool increasing = s % 2 == 0, negate = s % 3 == 0;
+    v.ops.push_back(
+        {op, ra::op_argument(op, increasing, magnitude, negate), s % 4 < 2, s % 11 != 0});
+  }
+  v.batch = torch::stack(chw);
+  return v;
+}
+
+const std::array<double, 3> kFill{12, 200, 99};
+const std::array<int, 3> kShapes[] = {{28, 28, 1}, {19, 33, 3}};
+
+// The tensor form (what a GPU runs) on the CPU: each sample equals the per-sample op.
+TEST(RandAugmentBatched, TensorFormEqualsThePerSampleOpsOnVariedImages) {
+  for (const auto& [rows, cols, channels] : kShapes) {
+    const VariedBatch v = varied_batch(rows, cols, channels);
+    const torch::Tensor out = ra::apply_ops(v.batch, v.ops, kFill);
+    for (size_t s = 0; s < v.ops.size(); ++s) {
+      const auto& o = v.ops[s];
+      const cv::Mat expected =
+          o.applied ? ra::apply_op(v.images[s], o.op, o.argument, o.bicubic, kFill) : v.images[s];
+      const cv::Mat got = mat_of(out[static_cast<int64_t>(s)].permute({1, 2, 0}).contiguous());
+      const auto [count, most] = difference(got, expected);
+      EXPECT_EQ(count, 0) << ra::op_name(o.op, false) << " sample " << s << " (" << rows << "x"
+                          << cols << "x" << channels << "): by up to " << most;
+    }
+  }
+}
+
+// On a GPU (bench/gpu_check.sh runs it): the same bits as on the CPU.
+TEST(RandAugmentBatched, OnCudaTheTensorFormEqualsTheCpus) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  for (const auto& [rows, cols, channels] : kShapes) {
+    const VariedBatch v = varied_batch(rows, cols, channels);
+    const torch::Tensor cpu = ra::apply_ops(v.batch, v.ops, kFill);
+    const torch::Tensor cuda = ra::apply_ops(v.batch.cuda(), v.ops, kFill);
+    ASSERT_TRUE(cuda.is_cuda());
+    const torch::Tensor diff = (cuda.cpu().to(torch::kInt) - cpu.to(torch::kInt)).abs();
+    EXPECT_EQ(diff.max().item<int>(), 0) << diff.gt(0).sum().item<int64_t>() << " values differ";
+  }
 }
 
 // timm's recorded draws, replayed where runner's plan asks for them.
