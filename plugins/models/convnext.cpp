@@ -91,11 +91,11 @@ class ConvNext : public Model, public optim::GroupsLayers {
  public:
   // timm's ConvNeXt.group_matcher(coarse=False): the stem, each stage's downsample with its
   // first block, each block, then the head.
-  std::vector<optim::LayerMatcher> layer_matchers() const override {
-    return {{R"(^stem)", {0}, {}},
-            {R"(^stages\.(\d+)\.downsample)", {1}, {0}},
-            {R"(^stages\.(\d+)\.blocks\.(\d+))", {1}, {}},
-            {R"(^norm_pre)", {1}, {optim::kSameLayerAsBefore}}};
+  std::map<std::string, int64_t> layers_of(const std::vector<std::string>& names) const override {
+    return optim::layer_ids(names, {{R"(^stem)", {0}, {}},
+                                    {R"(^stages\.(\d+)\.downsample)", {1}, {0}},
+                                    {R"(^stages\.(\d+)\.blocks\.(\d+))", {1}, {}},
+                                    {R"(^norm_pre)", {1}, {optim::kSameLayerAsBefore}}});
   }
 
   ConvNext(const ConvNextSpec& spec, const ModelOptions& o) {

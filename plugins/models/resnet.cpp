@@ -88,8 +88,9 @@ TORCH_MODULE(Block);
 class ResNet : public Model, public optim::GroupsLayers {
  public:
   // timm's ResNet.group_matcher(coarse=False): the stem, each block, then the head.
-  std::vector<optim::LayerMatcher> layer_matchers() const override {
-    return {{R"(^conv1|bn1|maxpool)", {0}, {}}, {R"(^layer(\d+)\.(\d+))", {1}, {}}};
+  std::map<std::string, int64_t> layers_of(const std::vector<std::string>& names) const override {
+    return optim::layer_ids(
+        names, {{R"(^conv1|bn1|maxpool)", {0}, {}}, {R"(^layer(\d+)\.(\d+))", {1}, {}}});
   }
 
   ResNet(const ResNetSpec& spec, const ModelOptions& o, bool zero_init_last)

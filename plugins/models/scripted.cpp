@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "runner/error.hpp"
 #include "runner/models/model.hpp"
 #include "runner/models/timm_import.hpp"
+#include "runner/optim/layer_decay.hpp"
 
 namespace runner::models {
 namespace {
@@ -50,13 +52,14 @@ class ScriptedPart : public torch::nn::Module {
   }
 };
 
-class ScriptedModel : public Model {
+class ScriptedModel : public Model, public optim::GroupsLayers {
  public:
   ScriptedModel(torch::jit::Module script, std::string first_conv, std::string classifier,
-                const std::set<std::string>& left_out)
+                const std::set<std::string>& left_out, std::map<std::string, int64_t> layers)
       : script_(std::move(script)),
         first_conv_(std::move(first_conv)),
-        classifier_(std::move(classifier)) {
+        classifier_(std::move(classifier)),
+        layers_(std::move(layers)) {
     ScriptedPart::mirror(script_, *this, "", left_out);
     train(true);
   }
@@ -92,6 +95,18 @@ class ScriptedModel : public Model {
   std::string first_conv() const override { return first_conv_; }
   std::string classifier() const override { return classifier_; }
 
+  /// What timm's param_groups_layer_decay found at the import (the description's "layers", over
+  /// all of timm's parameters, so that the last layer is timm's layer_max).
+  std::map<std::string, int64_t> layers_of(const std::vector<std::string>&) const override {
+    if (layers_.empty())
+      throw ConfigError(
+          "optimizer.layer_decay: the TorchScript model " + name() +
+          " has no layer grouping (a timm/<name> backbone records timm's at its import; a "
+          "torchscript file needs \"layers\": {parameter: layer} in FILE.json): remove "
+          "layer_decay or give it one");
+    return layers_;
+  }
+
  private:
   torch::jit::Method method(const std::string& name) {
     if (auto found = script_.find_method(name)) return *found;
@@ -101,6 +116,7 @@ class ScriptedModel : public Model {
 
   torch::jit::Module script_;
   std::string first_conv_, classifier_;
+  std::map<std::string, int64_t> layers_;
 };
 
 nlohmann::json read_description(const std::string& path) {
@@ -128,6 +144,10 @@ std::shared_ptr<Model> load_scripted(const std::string& path) {
   if (about.contains("non_persistent_buffers") && about["non_persistent_buffers"].is_array())
     for (const auto& name : about["non_persistent_buffers"])
       left_out.insert(name.get<std::string>());
+  std::map<std::string, int64_t> layers;
+  if (about.contains("layers") && about["layers"].is_object())
+    for (const auto& [name, layer] : about["layers"].items())
+      if (layer.is_number_integer()) layers[name] = layer.get<int64_t>();
   torch::jit::Module script;
   try {
     script = torch::jit::load(path);
@@ -138,7 +158,7 @@ std::shared_ptr<Model> load_scripted(const std::string& path) {
                     "): write it with torch.jit.script(model).save(path)");
   }
   return std::make_shared<ScriptedModel>(std::move(script), text("first_conv"), text("classifier"),
-                                         left_out);
+                                         left_out, std::move(layers));
 }
 
 nlohmann::json scripted_params_schema() {

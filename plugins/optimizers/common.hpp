@@ -37,9 +37,10 @@ std::vector<torch::optim::OptimizerParamGroup> configured_groups(const nlohmann:
   if (grouping == nullptr)
     throw ConfigError(
         "optimizer.layer_decay: this backbone has no layer grouping runner knows (the native "
-        "convnext_* and resnet* have timm's): remove layer_decay or pick one of those");
+        "convnext_* and resnet* and every timm/<name> have timm's): remove layer_decay or pick "
+        "one of those");
   return layer_decay_groups<Options>(model, weight_decay, exclude, layer_decay.get<double>(),
-                                     grouping->layer_matchers(), make_options);
+                                     *grouping, make_options);
 }
 
 /// The `betas` and `eps` properties of the Adam family.

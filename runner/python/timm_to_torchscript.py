@@ -4,7 +4,7 @@ Run by `runner import` and by `runner run` on a model's first use, with the proj
 environment (the venv `make deps` creates, or RUNNER_PYTHON). Writes OUTPUT (the scripted module,
 in train mode, with its initial or pretrained weights) and OUTPUT.json (what it is: timm's name
 and version, the create_model arguments, the pretrained tag, the input size, mean/std, the first
-conv and classifier names). Both are written to temporary names first and renamed last, so a
+conv and classifier names, each parameter's layer for layer-wise lr decay). Both are written to temporary names first and renamed last, so a
 failed or interrupted import leaves nothing behind.
 
 Errors: one line on stderr, exit 2 (bad arguments or an unknown model), 3 (the model does not
@@ -139,6 +139,19 @@ def without_inactive_dropout(torch, module):
     return replaced
 
 
+def layer_map(model):
+    """Each parameter's layer as timm's param_groups_layer_decay finds it (optimizer.layer_decay):
+    group_parameters over the model's group_matcher(coarse=False), else auto_group_layers. None
+    where this timm has neither."""
+    try:
+        from timm.optim._param_groups import auto_group_layers, group_parameters
+    except ImportError:
+        return None
+    if hasattr(model, "group_matcher"):
+        return group_parameters(model, model.group_matcher(coarse=False), reverse=True)
+    return auto_group_layers(model)
+
+
 def script(torch, model, name):
     """torch.jit.script, or exit 3 with TorchScript's first line."""
     try:
@@ -172,6 +185,7 @@ def main():
     if args.pretrained not in ("false", "true") and not args.pretrained.startswith("hf-hub:"):
         load_file_whole(torch, model, args.pretrained, args.in_chans)
     model.train()
+    layers = layer_map(model)
     inactive_dropouts = without_inactive_dropout(torch, model)
     scripted = script(torch, model, args.name)
     cfg = dict(getattr(model, "pretrained_cfg", {}) or {})
@@ -198,6 +212,7 @@ def main():
             name for name, _ in model.named_buffers() if name not in model.state_dict()),
         "parameters": sum(p.numel() for p in model.parameters()),
         "inactive_dropouts_removed": inactive_dropouts,
+        "layers": layers,
     }
     out = args.output
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

@@ -4,7 +4,8 @@
 - For each family below, `runner run` trains the scripted model 3 SGD steps on 20 images (one
   batch: the whole training split) and `runner export` writes its weights; timm eager, started
   from the same weights (the cached TorchScript file's) and trained the same way by PyTorch, ends
-  with the same weights, and `runner predict` gives its class probabilities.
+  with the same weights, and `runner predict` gives its class probabilities; the dry run's
+  groups with optimizer.layer_decay are timm's param_groups_layer_decay's.
 - A pretrained start (a 3-channel, 1000-class weights file; and `true` through a Hugging Face
   cache): runner's predictions are timm.create_model(..., pretrained=True)'s.
 - `runner import` writes the cached file and its description; errors are one line, exit 2.
@@ -13,6 +14,7 @@ Usage: timm_scripted_test.py RUNNER SOURCE_DIR   (with the Python of requirement
 import glob
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -148,6 +150,33 @@ def trained_parity(tmp, images, x, labels, name, kwargs):
                            f"(gap {prob_gap:.2e})")
     print(f"{name}: parameters within {gap:.1e} of the change, losses within {loss_gap:.1e}, "
           f"probabilities within {prob_gap:.1e}", flush=True)
+
+
+GROUP_LINE = re.compile(r"group\s+(\d+) tensors?, (\d+) parameters, weight decay ([0-9.e+-]+), "
+                        r"lr x ([0-9.e+-]+)")
+
+
+def layer_decay_parity(tmp, images, name, kwargs):
+    """optimizer.layer_decay on a timm/ model: the dry run's groups are timm's
+    param_groups_layer_decay's (the layers timm found at the import, from the model's
+    group_matcher or its auto grouping)."""
+    yaml = os.path.join(tmp, f"{name}.yaml")
+    experiment(yaml, tmp, images, name, kwargs)
+    code, text = run("run", yaml, "--dry-run", "--set", "optimizer.name=adamw", "--set",
+                     "optimizer.weight_decay=0.05", "--set", "optimizer.layer_decay=0.75")
+    check(code == 0, f"{name}: the dry run with layer_decay exits 0\n{text[-1000:]}")
+    ours = sorted((int(t), int(n), float(wd), float(lr))
+                  for t, n, wd, lr in GROUP_LINE.findall(text))
+    from timm.optim._param_groups import param_groups_layer_decay
+    model = timm.create_model(name, in_chans=1, num_classes=10, drop_rate=0.0, **kwargs)
+    theirs = sorted((len(g["params"]), sum(p.numel() for p in g["params"]), g["weight_decay"],
+                     g["lr_scale"]) for g in param_groups_layer_decay(model, 0.05, layer_decay=0.75))
+    # The dry run prints lr scales to 4 significant digits.
+    same = len(ours) == len(theirs) and all(
+        a[:3] == b[:3] and abs(a[3] - b[3]) <= 5e-4 * b[3] for a, b in zip(ours, theirs))
+    check(same and len(ours) > 2,
+          f"{name}: layer_decay's groups are timm's (tensors, parameters, weight decay, lr "
+          f"scale):\n  runner {ours}\n  timm   {theirs}")
 
 
 def autocast_channels_last(tmp, images, x, labels):
@@ -313,6 +342,21 @@ def import_command(tmp, images):
             check(set(trained) == set(scripted.state_dict()) and any(
                   not torch.equal(trained[k], v) for k, v in scripted.state_dict().items()),
                   "the scripted file's parameters were trained (and checkpointed by its names)")
+        # layer_decay: the description's layers; a file without them is one line, exit 2.
+        code, text = run("run", yaml, "--dry-run", "--set", "optimizer.layer_decay=0.75")
+        check(code == 0 and text.count("group ") > 2, f"torchscript + layer_decay: the file's "
+                                                      f"layers\n{text[-1000:]}")
+        bare = os.path.join(tmp, "bare")
+        os.makedirs(bare, exist_ok=True)
+        shutil.copy(out, os.path.join(bare, "lcnet.pt"))
+        with open(yaml) as f:
+            config = f.read().replace(os.path.basename(out), os.path.join(bare, "lcnet.pt"))
+        bare_yaml = os.path.join(tmp, "bare.yaml")
+        with open(bare_yaml, "w") as f:
+            f.write(config)
+        code, text = run("run", bare_yaml, "--dry-run", "--set", "optimizer.layer_decay=0.75")
+        check(code == 2 and "has no layer grouping" in text and len(text.strip().splitlines()) <= 3,
+              f"torchscript without a description + layer_decay: exit 2, one line\n{text[-800:]}")
         # A file that does not fit the data: one line before training, naming model.path.
         for args, expected in ((["--in-chans", "1", "--num-classes", "3"],
                                 "gives 3 class scores but the dataset"),
@@ -406,6 +450,7 @@ def main():
         for name, kwargs in FAMILIES:
             if not only or name in only:
                 trained_parity(tmp, images, x, labels, name, kwargs)
+                layer_decay_parity(tmp, images, name, kwargs)
         if not only or "bf16" in only:
             autocast_channels_last(tmp, images, x, labels)
         if not only or "pretrained" in only:

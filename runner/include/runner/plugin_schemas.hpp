@@ -82,9 +82,10 @@ inline nlohmann::json optimizer(double default_lr, double default_weight_decay,
         {"default", nullptr},
         {"description",
          "timm's layer-wise lr decay (--layer-decay): each layer's lr is lr * layer_decay^(last "
-         "layer - its layer), the layers from timm's group_matcher of the backbone (native "
-         "convnext_* and resnet*: stem, each block, head); weight_decay_exclude applies within "
-         "each layer. null: one lr for all."}}}};
+         "layer - its layer), the layers as timm's param_groups_layer_decay finds them (native "
+         "convnext_* and resnet*: their group_matcher, stem, each block, head; timm/<name>: "
+         "timm's own, recorded at the import); weight_decay_exclude applies within each layer. "
+         "null: one lr for all."}}}};
   return closed_object(merged(shared, properties));
 }
 

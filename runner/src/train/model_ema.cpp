@@ -35,6 +35,18 @@ ModelEma::ModelEma(torch::nn::Module& model, const config::EmaOptions& options)
   for (const auto& t : of_model.averaged) ema_.averaged.push_back(copy(t));
   for (const auto& t : of_model.copied) ema_.copied.push_back(copy(t));
   if (!ema_.averaged.empty()) device_ = ema_.averaged.front().device();
+  // One foreach lerp per dtype: the entries grouped once.
+  std::map<c10::ScalarType, size_t> group_of;
+  for (size_t i = 0; i < ema_.averaged.size(); ++i) {
+    const auto dtype = ema_.averaged[i].scalar_type();
+    if (!group_of.count(dtype)) {
+      group_of[dtype] = lerp_groups_.size();
+      lerp_groups_.push_back({dtype, {}, {}});
+    }
+    auto& group = lerp_groups_[group_of[dtype]];
+    group.indices.push_back(i);
+    group.averaged.push_back(ema_.averaged[i]);
+  }
   updates_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
 }
 
@@ -64,17 +76,12 @@ void ModelEma::update(torch::nn::Module& model) {
   const torch::Tensor weight = 1.0 - decay;  // float64, as timm's Python float
   // One foreach lerp per dtype with the weight as a device tensor: torch's _foreach_lerp_ has no
   // overload for a single tensor weight, its list form takes one (0-dim) per entry.
-  std::map<c10::ScalarType, std::vector<size_t>> by_dtype;
-  for (size_t i = 0; i < ema_.averaged.size(); ++i)
-    by_dtype[ema_.averaged[i].scalar_type()].push_back(i);
-  for (const auto& [dtype, indices] : by_dtype) {
-    std::vector<torch::Tensor> self, end;
-    for (size_t i : indices) {
-      self.push_back(ema_.averaged[i]);
-      end.push_back(of_model.averaged[i]);
-    }
-    const std::vector<torch::Tensor> weights(self.size(), weight.to(dtype));
-    at::_foreach_lerp_(self, end, weights);
+  for (auto& group : lerp_groups_) {
+    std::vector<torch::Tensor> end;
+    end.reserve(group.indices.size());
+    for (size_t i : group.indices) end.push_back(of_model.averaged[i]);
+    const std::vector<torch::Tensor> weights(end.size(), weight.to(group.dtype));
+    at::_foreach_lerp_(group.averaged, end, weights);
   }
   for (size_t i = 0; i < ema_.copied.size(); ++i) ema_.copied[i].copy_(of_model.copied[i]);
 }

@@ -41,8 +41,16 @@ class ModelEma {
   };
   Entries entries_of(torch::nn::Module& module) const;
 
+  /// The averaged entries of one dtype (their indices into ema_.averaged), for one foreach lerp.
+  struct LerpGroup {
+    c10::ScalarType dtype;
+    std::vector<size_t> indices;
+    std::vector<torch::Tensor> averaged;
+  };
+
   config::EmaOptions options_;
   Entries ema_;
+  std::vector<LerpGroup> lerp_groups_;
   torch::Tensor updates_;  ///< float64 0-dim on the average's device
   torch::Device device_;
 };

@@ -29,13 +29,16 @@ struct LayerMatcher {
 
 inline constexpr double kSameLayerAsBefore = 99999;
 
-/// Implemented beside Model by a backbone with timm's layer grouping. (A second base class,
-/// not a virtual of Model: plugins built for ABI 2 keep working.)
+/// Implemented beside Model by a backbone with timm's layer grouping: the native ones from their
+/// group_matcher (layer_ids below), a timm/<name> one from what timm computed at its import.
+/// (A second base class, not a virtual of Model: plugins built for ABI 2 keep working.)
 class GroupsLayers {
  public:
   virtual ~GroupsLayers() = default;
-  /// timm's group_matcher(coarse=False) of the architecture, flattened in its order.
-  virtual std::vector<LayerMatcher> layer_matchers() const = 0;
+  /// The layer of each of `names` (0 = the stem, the head last), as timm's
+  /// param_groups_layer_decay finds them; a name left out joins the last layer (timm's
+  /// layer_map.get(name, layer_max)). Throws ConfigError when the model cannot say.
+  virtual std::map<std::string, int64_t> layers_of(const std::vector<std::string>& names) const = 0;
 };
 
 /// timm's group_parameters(..., reverse=True): each name's layer (0 = the stem); names no
@@ -70,12 +73,13 @@ inline std::map<std::string, int64_t> layer_ids(const std::vector<std::string>& 
 
 /// The parameter groups of timm's param_groups_layer_decay: one per (layer, decays or not),
 /// each with lr * layer_decay^(last - layer) and weight decay 0 for what `exclude` names
-/// (weight_decay_exclude). The last layer's groups come first, so that the first group's lr
-/// is the schedule's base lr. `make_options(weight_decay)` builds each group's options.
+/// (weight_decay_exclude), the layers as `grouping` gives them. The last layer's groups come
+/// first, so that the first group's lr is the schedule's base lr. `make_options(weight_decay)`
+/// builds each group's options.
 template <class Options, class MakeOptions>
 std::vector<torch::optim::OptimizerParamGroup> layer_decay_groups(
     torch::nn::Module& model, double weight_decay, const std::vector<std::string>& exclude,
-    double layer_decay, const std::vector<LayerMatcher>& matchers, MakeOptions make_options) {
+    double layer_decay, const GroupsLayers& grouping, MakeOptions make_options) {
   std::vector<std::string> names;
   std::vector<torch::Tensor> params;
   std::set<const void*> seen;
@@ -85,9 +89,10 @@ std::vector<torch::optim::OptimizerParamGroup> layer_decay_groups(
     names.push_back(item.key());
     params.push_back(item.value());
   }
-  const auto ids = layer_ids(names, matchers);
+  auto ids = grouping.layers_of(names);
   int64_t last = 0;
   for (const auto& [name, id] : ids) last = std::max(last, id);
+  for (const auto& name : names) ids.emplace(name, last);
   // (layer, excluded) -> parameters; the last layer first, decaying before excluded.
   std::map<std::pair<int64_t, bool>, std::vector<torch::Tensor>> by_group;
   for (size_t i = 0; i < names.size(); ++i)
