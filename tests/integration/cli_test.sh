@@ -37,6 +37,12 @@ expect_exit 2 "$runner" validate "$tmp/negative.yaml"
 expect_output "train.batch_size"
 [ "$(grep -c . <<<"$out")" = 1 ] || { echo "FAIL: one mistake should be one line, got: $out"; failures=$((failures + 1)); }
 
+# A path the system refuses (a symlink loop) is one line naming it, exit 2, not an internal error.
+ln -s loop.yaml "$tmp/loop.yaml"
+expect_exit 2 "$runner" run "$tmp/loop.yaml"
+expect_output "$tmp/loop.yaml: Too many levels of symbolic links"
+[ "$(grep -c . <<<"$out")" = 1 ] || { echo "FAIL: a refused path should be one line, got: $out"; failures=$((failures + 1)); }
+
 # Overrides are typed and shown by `config`; a bad override path is an error.
 expect_exit 0 "$runner" config experiments/mnist_ddp_fp16.yaml --set optimizer.lr=1e-4
 expect_output "lr: 0.0001"

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """The documentation a user finds (issue 44): README.md fits on two screens and links every page
 of docs/; every relative link of README.md and docs/*.md leads to a file that exists; every
-`runner COMMAND` the README shows is a command runner has; docs/reference.md is what
-`runner schema --markdown` prints now (regenerate it with that command when a key changes).
+`runner COMMAND` their sh blocks show is a command runner has; every key they name (`a.b.c`,
+`--set a.b=...`, the keys of their yaml blocks, a sweep's grid keys) is one the schema has;
+every ```sh runnable block runs, command by command, against the built binary on a few hundred
+images of Fashion-MNIST; docs/reference.md is what `runner schema --markdown` prints now
+(regenerate it with that command when a key changes).
 Usage: docs_test.py RUNNER SOURCE_DIR
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+
+import yaml
 
 RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 failures = []
@@ -46,9 +53,129 @@ for path in [readme_path] + [os.path.join(docs, p) for p in pages]:
 help_text = subprocess.run([RUNNER, "help"], capture_output=True, text=True).stdout
 commands = set(re.findall(r"^  ([a-z][a-z-]+) ", help_text, re.M))
 check(len(commands) > 8, f"runner help lists its commands: {sorted(commands)}")
-for block in re.findall(r"```sh\n(.*?)```", readme, re.S):
-    for command in re.findall(r"^(?:build/runner/)?runner ([a-z][a-z-]+)", block, re.M):
-        check(command in commands, f"README.md shows 'runner {command}', which runner does not have")
+texts = {"README.md": readme}
+for page in pages:
+    if page != "reference.md":
+        with open(os.path.join(docs, page)) as f:
+            texts[f"docs/{page}"] = f.read()
+for name, text in texts.items():
+    for block in re.findall(r"```sh[^\n]*\n(.*?)```", text, re.S):
+        for command in re.findall(r"^(?:build/runner/)?runner ([a-z][a-z-]+)", block, re.M):
+            check(command in commands, f"{name} shows 'runner {command}', which runner does not have")
+
+# ---- every key the pages name is in the schema (through docs/reference.md, checked below) ----
+with open(os.path.join(docs, "reference.md")) as f:
+    reference = f.read()
+experiment_part = reference[reference.index("## Experiment files"):reference.index("## Plugins")]
+plugin_part = reference[reference.index("## Plugins"):reference.index("## Sweep files")]
+core_keys = set(re.findall(r"^\| `([^`]+)` \|", experiment_part, re.M))
+plugin_params, kind = {}, None
+for line in plugin_part.splitlines():
+    heading = re.match(r"^### (\w+)", line)
+    if heading:
+        kind = heading.group(1)
+    row = re.match(r"^\| `([^`]+)` \|", line)
+    if row and kind:
+        plugin_params.setdefault(kind, set()).add(row.group(1))
+check(len(core_keys) > 50 and len(plugin_params) >= 6,
+      f"docs/reference.md lists the keys ({len(core_keys)} core, kinds {sorted(plugin_params)})")
+# Where a plugin's parameters sit in an experiment: prefix -> plugin kind.
+PLUGIN_AT = {"data.dataset": "datasets", "model": "models", "optimizer": "optimizers",
+             "scheduler": "schedulers", "loss": "losses"}
+SECTIONS = "data|model|optimizer|scheduler|loss|train|predict|output|launch"
+FILE_SUFFIXES = {"py", "log", "yaml", "json", "jsonl", "csv", "html", "pt", "png", "md", "txt",
+                 "safetensors"}
+
+
+def known_key(path):
+    """Whether `path` (a.b.c) is a key of the experiment schema or a parameter of a plugin where
+    plugins sit; a list index or a * ends what is checked."""
+    parts = []
+    for part in path.split("."):
+        if part.isdigit() or "*" in part:
+            break
+        parts.append(part)
+    path = ".".join(parts)
+    if "." not in path or path in core_keys or any(k.startswith(path + ".") for k in core_keys):
+        return True
+    for prefix, plugin_kind in sorted(PLUGIN_AT.items(), key=lambda kv: -len(kv[0])):
+        if path.startswith(prefix + "."):
+            first = path[len(prefix) + 1:].split(".")[0]
+            return first == "name" or first in plugin_params.get(plugin_kind, ())
+    return False
+
+
+def flattened(mapping, prefix=""):
+    for key, value in mapping.items():
+        path = f"{prefix}{key}"
+        yield path
+        if isinstance(value, dict) and not path.endswith(("grid", "points", "distributions")):
+            yield from flattened(value, path + ".")
+
+
+inline_key = re.compile(r"`(?:--set )?((?:%s)(?:\.[A-Za-z0-9_*]+)+)([^`]*)`" % SECTIONS)
+set_key = re.compile(r"--set ((?:%s)(?:\.[A-Za-z0-9_*]+)+)=" % SECTIONS)
+named = 0
+for name, text in texts.items():
+    for match in inline_key.finditer(text):
+        key, rest = match.group(1), match.group(2)
+        if key.rsplit(".", 1)[-1] in FILE_SUFFIXES or "unknown key" in rest:
+            continue  # a file name (train.py, output.log), or an error message shown as such
+        named += 1
+        check(known_key(key), f"{name} names `{key}`, which is no key of the schema")
+    for key in set_key.findall(text):
+        named += 1
+        check(known_key(key), f"{name} sets --set {key}=..., which is no key of the schema")
+    for block in re.findall(r"```yaml\n(.*?)```", text, re.S):
+        try:
+            document = yaml.safe_load(block)
+        except yaml.YAMLError as e:
+            check(False, f"{name}: a yaml block does not parse: {e}")
+            continue
+        if not isinstance(document, dict):
+            continue
+        sweep = "base" in document or "grid" in document or "executor" in document
+        keys = list(document.get("grid", {})) if sweep else list(flattened(document))
+        for key in keys:
+            named += 1
+            check(not re.match(r"^(%s)\." % SECTIONS, key) or known_key(key),
+                  f"{name}: its yaml block has {key}, which is no key of the schema")
+check(named > 100, f"the pages name keys ({named} found)")
+
+# ---- every ```sh runnable block runs against the built binary, on a few hundred images ----
+FASHION = "/usr/share/datasets/fashion-mnist"
+blocks = [(name, block) for name, text in texts.items()
+          for block in re.findall(r"```sh runnable\n(.*?)```", text, re.S)]
+check(len(blocks) >= 1, "the docs have a runnable block")
+if not os.path.isdir(FASHION):
+    print(f"SKIP the runnable blocks: {FASHION} is absent (Debian's dataset-fashion-mnist)")
+    blocks = []
+# The runs are cut short: runner run (not a resume) gets a few hundred images and warn logs.
+PREAMBLE = """set -e
+trap 'echo "FAILED: $BASH_COMMAND" >&2' ERR
+runner() {
+  if [ "$1" = run ] && [ "${2:-}" != --resume ]; then
+    command runner "$@" --set data.limit.train=256 --set data.limit.val=128 \\
+      --set data.limit.test=64 --log-level warn
+  else
+    command runner "$@"
+  fi
+}
+"""
+work = tempfile.mkdtemp(prefix="runner_docs_")
+try:
+    os.symlink(os.path.abspath(os.path.join(SOURCE, "experiments")), os.path.join(work, "experiments"))
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(RUNNER)) + ":" + os.environ["PATH"])
+    for name, block in blocks:
+        script = PREAMBLE + block.replace("build/runner/runner ", "runner ")
+        result = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True,
+                                text=True, timeout=900)
+        check(result.returncode == 0, f"{name}: a runnable block fails:\n"
+                                      f"{(result.stdout + result.stderr)[-1500:]}")
+        if result.returncode == 0:
+            print(f"{name}: its runnable block ran ({len(block.strip().splitlines())} commands)")
+finally:
+    shutil.rmtree(work, ignore_errors=True)
 
 generated = subprocess.run([RUNNER, "schema", "--markdown"], capture_output=True, text=True, check=True).stdout
 with open(os.path.join(docs, "reference.md")) as f:

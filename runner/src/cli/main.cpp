@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
@@ -98,6 +99,13 @@ int main(int argc, char** argv) {
     std::cerr << "runner: error: libtorch: " << message
               << " (the full trace is in the rank's log under the run's logs/)\n";
     return runner::kExitFailure;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the command was given or reads that the system refuses (a symlink loop, no
+    // permission, a file where a folder should be): the path and the reason, one line.
+    std::cerr << "runner: error: " << e.path1().string() << ": " << e.code().message()
+              << (e.path2().empty() ? "" : " (with " + e.path2().string() + ")")
+              << ": check the path and its permissions\n";
+    return runner::kExitUsage;
   } catch (const std::exception& e) {
     if (runner::models::is_torchscript_error(e.what())) {
       // Raised inside a scripted model (model.backbone timm/* or torchscript), not by runner.
