@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # precision: bf16 on a CPU with native bf16, whole runs side by side (issue 26, item 6): runner fp32
 # and bf16 against the Python original (timm + Accelerate, --mixed_precision bf16), interleaved,
-# on the reference model scaled to CPU: convnext_small, 56 px, 1 process x 1 thread, batch 16,
-# STEPS optimizer steps (the first 3 excluded from images/s). Prints images/s and the ratios.
-#   bench/cpu_precision.sh            # REPS=2 STEPS=12 (about 5 minutes on 2 cores)
-# Env: BUILD_DIR (build), PYTHON (.venv/bin/python), REPS, STEPS, OUT (bench/out/cpu_precision).
+# on the reference model scaled to CPU: convnext_small, 56 px, PROCESSES x 1 thread, batch 16 per
+# process, STEPS optimizer steps (the first 3 excluded from images/s). runner's bf16 runs add
+# train.channels_last (CHANNELS_LAST=1, its best CPU setting); the original runs as written
+# (Accelerate's bf16; torchrun for 2 processes). Prints images/s and the ratios.
+#   bench/cpu_precision.sh                      # REPS=2 STEPS=12 PROCESSES=1 (~5 minutes)
+#   PROCESSES=2 STEPS=20 bench/cpu_precision.sh # the issue-42 setup: 2 ranks, as ddp_train.py
+# Env: BUILD_DIR (build), PYTHON (.venv/bin/python), REPS, STEPS, PROCESSES, CHANNELS_LAST,
+#      OUT (bench/out/cpu_precision).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -12,6 +16,8 @@ PYTHON=${PYTHON:-.venv/bin/python}
 RUNNER=${RUNNER:-$BUILD_DIR/runner/runner}
 REPS=${REPS:-2}
 STEPS=${STEPS:-12}
+PROCESSES=${PROCESSES:-1}
+CHANNELS_LAST=${CHANNELS_LAST:-1}
 OUT=${OUT:-bench/out/cpu_precision}
 ROOT=/usr/share/datasets/fashion-mnist
 mkdir -p "$OUT"
@@ -20,10 +26,10 @@ grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo || echo "note: this CPU has no
 cat >"$OUT/cs.yaml" <<YAML
 name: cpu_precision
 seed: 42
-launch: {num_processes: 1, device: cpu, threads_per_process: 1}
+launch: {num_processes: $PROCESSES, device: cpu, threads_per_process: 1}
 data:
   dataset: {name: mnist, root: $ROOT, val_split: 50000}
-  limit: {train: $((16 * (STEPS + 2))), val: 64, test: 64}
+  limit: {train: $((16 * PROCESSES * (STEPS + 2))), val: 64, test: 64}
   train_transforms: [{name: horizontal_flip, p: 0.5}, {name: resize, height: 56, width: 56, interpolation: lanczos4}, {name: normalize, mean: 0.2860, std: 0.3530}]
   eval_transforms: [{name: resize, height: 56, width: 56, interpolation: lanczos4}, {name: normalize, mean: 0.2860, std: 0.3530}]
   num_workers: 1
@@ -39,13 +45,17 @@ results=$OUT/results.tsv
 : >"$results"
 for rep in $(seq 1 "$REPS"); do
   for precision in fp32 bf16; do
-    "$RUNNER" run "$OUT/cs.yaml" --set precision=$precision --set log_level=warn >/dev/null 2>&1
+    layout=()
+    [[ $precision == bf16 && $CHANNELS_LAST == 1 ]] && layout=(--set train.channels_last=true)
+    "$RUNNER" run "$OUT/cs.yaml" --set precision=$precision --set log_level=warn "${layout[@]}" >/dev/null 2>&1
     d=$(ls -td "$OUT"/runs/cpu_precision/* | head -1)
     ips=$("$PYTHON" -c "import json;print(json.load(open('$d/summary.json'))['train_images_per_s'])")
     printf 'runner\t%s\t%s\n' $precision "$ips" | tee -a "$results"
     mp=no
     [[ $precision == bf16 ]] && mp=bf16
-    OMP_NUM_THREADS=1 "$PYTHON" bench/python_baseline.py --model convnext_small --image_size 56 \
+    launcher=("$PYTHON")
+    [[ $PROCESSES -gt 1 ]] && launcher=("$PYTHON" -m torch.distributed.run --nproc_per_node "$PROCESSES")
+    OMP_NUM_THREADS=1 "${launcher[@]}" bench/python_baseline.py --model convnext_small --image_size 56 \
       --bs 16 --threads 1 --lr 5e-5 --ep 1 --num_workers 1 --root $ROOT --cpu --max_steps "$STEPS" \
       --limit_val 64 --limit_test 64 --mixed_precision $mp --out "$OUT/python" >/dev/null 2>&1
     ips=$("$PYTHON" -c "import json;print(json.load(open('$OUT/python/summary.json'))['train_images_per_s'])")

@@ -10,6 +10,7 @@
 
 #include <torch/torch.h>
 
+#include "config/schema_validator.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
@@ -47,13 +48,10 @@ int main(int argc, char** argv) {
   }
   model->train();
   const auto& adam = runner::registries().optimizers.at("adam");
-  auto optimizer = adam.factory({{"lr", 1e-3},
-                                 {"betas", {0.9, 0.999}},
-                                 {"eps", 1e-8},
-                                 {"weight_decay", 0.0},
-                                 {"amsgrad", false},
-                                 {"weight_decay_exclude", nlohmann::json::array()}},
-                                *model);
+  // The adam plugin's schema defaults, as a config that names only lr gets them.
+  nlohmann::json adam_params = {{"lr", 1e-3}};
+  runner::config::apply_schema_defaults(adam_params, adam.schema);
+  auto optimizer = adam.factory(adam_params, *model);
   const torch::Tensor lr = torch::full({}, 1e-3, torch::kDouble);
   torch::Tensor x = torch::randn({batch, 1, size, size});
   if (channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);

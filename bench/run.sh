@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runner vs the Python baseline (bench/python_baseline.py), interleaved A B A B, against the compute
-# floor (floor_bench). Prints a table and writes bench/RESULTS.md. Not part of the test suite.
+# floor (floor_bench). Prints a table and writes it to $OUT/RESULTS.md (bench/RESULTS.md holds the
+# hand-written sections of later sessions below its first table: copy the new table over the
+# first part by hand). Not part of the test suite.
 #
 #   bench/run.sh                 quick mode: a few steps per config, small val/test (~10 min idle)
 #   MODE=full bench/run.sh       whole epochs on all the data (hours on 2 cores)
@@ -185,5 +187,5 @@ for rep in $(seq 1 "$REPS"); do
   done
 done
 
-"$PYTHON" bench/report.py "$RESULTS" "$RUNNER" "$MODE" "$REPS" >bench/RESULTS.md
-cat bench/RESULTS.md
+"$PYTHON" bench/report.py "$RESULTS" "$RUNNER" "$MODE" "$REPS" >"$OUT/RESULTS.md"
+cat "$OUT/RESULTS.md"

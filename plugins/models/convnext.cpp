@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "depthwise_conv.hpp"
 #include "layers.hpp"
 #include "models.hpp"
 #include "runner/models/model.hpp"
@@ -41,7 +42,7 @@ class ConvNextBlockImpl : public torch::nn::Module {
 
   torch::Tensor forward(torch::Tensor x) {
     torch::Tensor shortcut = x;
-    x = conv_dw_(x);
+    x = depthwise_conv2d(x, conv_dw_->weight, conv_dw_->bias);
     if (conv_mlp_) {
       x = fc2_conv_(torch::gelu(fc1_conv_(norm_(x))));
     } else {

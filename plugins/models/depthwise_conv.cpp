@@ -1,0 +1,107 @@
+#include "depthwise_conv.hpp"
+
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+namespace runner::models {
+namespace {
+
+// acc[tap][c] += grad[c] * in[c] for c in [begin, end): the inner loop, compiled for AVX-512,
+// AVX2 and the baseline, picked at load time (the build targets plain x86-64).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void accumulate(
+    float* __restrict acc, const float* __restrict grad, const float* __restrict in, int64_t begin,
+    int64_t end) {
+  for (int64_t c = begin; c < end; ++c) acc[c] += grad[c] * in[c];
+}
+
+// The autocast type a convolution of `x` runs in (x's own type when autocast is off).
+at::ScalarType compute_type(const at::Tensor& x) {
+  const auto device = x.device().type();
+  if (at::autocast::is_autocast_enabled(device) && x.is_floating_point())
+    return at::autocast::get_autocast_dtype(device);
+  return x.scalar_type();
+}
+
+class DepthwiseConv : public torch::autograd::Function<DepthwiseConv> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+    const at::ScalarType type = compute_type(x);
+    // The casts autocast would make, made here so that backward has the tensors it computed on.
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(
+        c10::DispatchKeySet({c10::DispatchKey::AutocastCPU, c10::DispatchKey::AutocastCUDA}));
+    const torch::Tensor xc = x.to(type), wc = weight.to(type);
+    const torch::Tensor bc = bias.defined() ? bias.to(type) : bias;
+    const int64_t pad = (weight.size(2) - 1) / 2;
+    ctx->save_for_backward({xc, wc});
+    ctx->saved_data["x_type"] = static_cast<int64_t>(x.scalar_type());
+    ctx->saved_data["has_bias"] = bias.defined();
+    return at::conv2d(xc, wc, bc, 1, pad, 1, x.size(1));
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor& xc = saved[0];
+    const torch::Tensor& wc = saved[1];
+    const torch::Tensor grad = grads[0].to(xc.scalar_type());
+    const int64_t k = wc.size(2), pad = (k - 1) / 2;
+    const auto x_type = static_cast<at::ScalarType>(ctx->saved_data["x_type"].toInt());
+    // d/dx of a stride-1 "same" convolution: the convolution of the gradient with the kernel
+    // turned by 180 degrees.
+    const torch::Tensor grad_x =
+        at::conv2d(grad, wc.flip({2, 3}), {}, 1, pad, 1, xc.size(1)).to(x_type);
+    const torch::Tensor grad_w = depthwise_weight_grad(xc, grad, k);
+    torch::Tensor grad_b;
+    if (ctx->saved_data["has_bias"].toBool()) grad_b = grad.sum({0, 2, 3}, false, at::kFloat);
+    return {grad_x, grad_w, grad_b};
+  }
+};
+
+}  // namespace
+
+torch::Tensor depthwise_weight_grad(const torch::Tensor& x, const torch::Tensor& grad_output,
+                                    int64_t kernel) {
+  TORCH_CHECK(x.is_cpu() && grad_output.is_cpu(), "depthwise_weight_grad runs on CPU tensors");
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const int64_t pad = (kernel - 1) / 2, taps = kernel * kernel;
+  // Channels last in float32: each tap's update is one contiguous run over the channels.
+  const at::Tensor in = x.to(at::kFloat).permute({0, 2, 3, 1}).contiguous();
+  const at::Tensor grad = grad_output.to(at::kFloat).permute({0, 2, 3, 1}).contiguous();
+  at::Tensor acc = at::zeros({taps, c}, at::kFloat);
+  const float* in_data = in.data_ptr<float>();
+  const float* grad_data = grad.data_ptr<float>();
+  float* acc_data = acc.data_ptr<float>();
+  // Threads split the channels (each owns its part of every tap's row: no reduction after).
+  constexpr int64_t kChannelsPerTask = 64;
+  at::parallel_for(0, c, kChannelsPerTask, [&](int64_t c0, int64_t c1) {
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t xx = 0; xx < w; ++xx) {
+          const float* g = grad_data + ((b * h + y) * w + xx) * c;
+          for (int64_t i = std::max<int64_t>(0, pad - y); i < std::min(kernel, h + pad - y); ++i) {
+            const int64_t iy = y + i - pad;
+            for (int64_t j = std::max<int64_t>(0, pad - xx); j < std::min(kernel, w + pad - xx);
+                 ++j) {
+              const int64_t ix = xx + j - pad;
+              accumulate(acc_data + (i * kernel + j) * c, g, in_data + ((b * h + iy) * w + ix) * c,
+                         c0, c1);
+            }
+          }
+        }
+  });
+  return acc.t().reshape({c, 1, kernel, kernel});
+}
+
+torch::Tensor depthwise_conv2d(const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias) {
+  const int64_t k = weight.size(2);
+  TORCH_CHECK(
+      weight.size(1) == 1 && weight.size(3) == k && k % 2 == 1 && weight.size(0) == x.size(1),
+      "depthwise_conv2d takes a [C, 1, k, k] kernel with k odd for C input channels");
+  if (!x.is_cpu()) return at::conv2d(x, weight, bias, 1, (k - 1) / 2, 1, x.size(1));
+  return DepthwiseConv::apply(x, weight, bias);
+}
+
+}  // namespace runner::models
