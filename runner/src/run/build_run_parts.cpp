@@ -105,7 +105,7 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
     // Every rank reads the file before DataParallel makes the ranks' parameters identical.
     if (request.pretrained) load_pretrained_weights(model_section, *parts.model, request.announce);
     parts.model->to(request.device);
-    train::apply_memory_format(e.options.train.channels_last, *parts.model);
+    train::apply_memory_format(request.channels_last, *parts.model);
   }
   if (request.model && request.training) {
     parts.optimizer = parts.make_optimizer(*parts.model);

@@ -15,6 +15,7 @@ namespace runner::run {
 /// Which parts a command needs, and where the model lives.
 struct PartsRequest {
   torch::Device device = torch::kCPU;  ///< where the model is placed
+  bool channels_last = false;          ///< train.channels_last as run (RankSetup resolves auto)
   bool data = true;   ///< the splits (data.limit applied); the pipelines are always built
   bool model = true;  ///< the model, seeded from `seed`
   /// model.pretrained's weights into the model (false where a checkpoint replaces them).

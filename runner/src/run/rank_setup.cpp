@@ -101,6 +101,17 @@ RankSetup set_up_rank(const config::ExperimentOptions& experiment) {
   train::apply_device_settings(launch.cudnn_benchmark, setup.rank.device);
   setup.rank.precision = precision_as_run(experiment.precision, setup.rank.device, world->is_main(),
                                           &setup.precision_reason);
+  std::string layout_reason;
+  setup.channels_last = train::channels_last_as_run(
+      experiment.train.channels_last_mode, setup.rank.device, setup.rank.precision, &layout_reason);
+  // The unusual choice is said at start; NCHW, the layout a config without the key always had,
+  // only in the debug log.
+  if (world->is_main() && experiment.train.channels_last_mode == "auto") {
+    if (setup.channels_last)
+      spdlog::info("{}", layout_reason);
+    else
+      spdlog::debug("{}", layout_reason);
+  }
   if (experiment.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
   // Another launcher decides the world: the run is what it started, which the config may not say.
   const int configured = config::world_processes(launch);

@@ -19,6 +19,7 @@ struct RankSetup {
   train::RankContext rank;
   int threads = 1;               ///< libtorch's intra-op threads of this rank
   std::string precision_reason;  ///< why the precision that runs is not the config's, or ""
+  bool channels_last = false;    ///< train.channels_last as run (auto resolved)
   /// libtorch's own lines through runner's logger, tagged by rank, while it lives.
   std::unique_ptr<log::NativeOutputCapture> native_output;
 };

@@ -35,12 +35,14 @@ void log_error_to_file(std::string text) {
 int run_in_world(const config::Experiment& e, const RunOptions& given) {
   config::ExperimentOptions experiment = e.options;
   const RankSetup setup = set_up_rank(experiment);
+  experiment.train.channels_last = setup.channels_last;  // auto resolved for this device
   dist::World& world = *setup.rank.world;
   RunOptions options = given;
   continue_elastic_attempt(e, options, world);  // torchrun --max-restarts: the same folder
 
   PartsRequest request;
   request.device = setup.rank.device;
+  request.channels_last = setup.channels_last;
   request.training = !options.predict_only;
   // A resumed run and a prediction from a checkpoint load their weights from it.
   request.pretrained = !options.resume && options.checkpoint.empty();

@@ -20,6 +20,21 @@ void apply_device_settings(bool cudnn_benchmark, const torch::Device& device) {
   compat::cuda_reset_peak_bytes(device);
 }
 
+bool channels_last_as_run(const std::string& mode, const torch::Device& device,
+                          config::Precision precision, std::string* reason) {
+  if (mode != "auto") return mode == "true";
+  const bool reduced = precision != config::Precision::kFp32;
+  const bool chosen = device.is_cuda() && reduced;
+  if (reason)
+    *reason =
+        chosen ? "train.channels_last auto: NHWC weights (CUDA with fp16/bf16: tensor cores "
+                 "take channels_last)"
+               : std::string("train.channels_last auto: NCHW weights (") +
+                     (device.is_cuda() ? "fp32 on CUDA" : "on the CPU channels_last is no faster") +
+                     ")";
+  return chosen;
+}
+
 void apply_memory_format(bool channels_last, torch::nn::Module& model) {
   if (!channels_last) return;
   torch::NoGradGuard no_grad;

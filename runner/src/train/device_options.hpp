@@ -18,6 +18,13 @@ void apply_device_settings(bool cudnn_benchmark, const torch::Device& device);
 /// order (convolutions then run NHWC; inputs need no change). Call after model->to(device).
 void apply_memory_format(bool channels_last, torch::nn::Module& model);
 
+/// train.channels_last as run: `mode` true or false as given; auto picks channels_last on CUDA
+/// when the run computes in fp16/bf16 (tensor cores take NHWC) and NCHW elsewhere (on the CPU
+/// channels_last measured no faster for any native family: bench/RESULTS.md). `reason`, when
+/// given, gets one line saying what auto chose and why.
+bool channels_last_as_run(const std::string& mode, const torch::Device& device,
+                          config::Precision precision, std::string* reason = nullptr);
+
 /// How `model`'s convolution weights are laid out, read from the tensors themselves:
 /// "channels_last", "contiguous", or "none" without a 4-D weight of more than one channel.
 std::string memory_format_of(const torch::nn::Module& model);

@@ -29,6 +29,23 @@ TEST(CudaPaths, CpuDeviceReportsNoGpuMemory) {
   EXPECT_EQ(runner::train::peak_gpu_mib(torch::Device(torch::kCPU)), 0.0);
 }
 
+TEST(CudaPaths, ChannelsLastAutoIsNhwcOnlyOnCudaInReducedPrecision) {
+  using runner::config::Precision;
+  using runner::train::channels_last_as_run;
+  const torch::Device cpu(torch::kCPU), cuda(torch::kCUDA, 0);
+  std::string reason;
+  EXPECT_TRUE(channels_last_as_run("auto", cuda, Precision::kBf16, &reason));
+  EXPECT_NE(reason.find("tensor cores"), std::string::npos) << reason;
+  EXPECT_TRUE(channels_last_as_run("auto", cuda, Precision::kFp16));
+  EXPECT_FALSE(channels_last_as_run("auto", cuda, Precision::kFp32));
+  EXPECT_FALSE(channels_last_as_run("auto", cpu, Precision::kBf16, &reason));
+  EXPECT_NE(reason.find("CPU"), std::string::npos) << reason;
+  EXPECT_FALSE(channels_last_as_run("auto", cpu, Precision::kFp32));
+  // Given explicitly, the config wins on every device.
+  EXPECT_TRUE(channels_last_as_run("true", cpu, Precision::kFp32));
+  EXPECT_FALSE(channels_last_as_run("false", cuda, Precision::kBf16));
+}
+
 TEST(CudaPaths, ChannelsLastStoresConvWeightsNhwcAndKeepsTheFunction) {
   torch::manual_seed(0);
   torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3));
