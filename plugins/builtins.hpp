@@ -12,5 +12,6 @@ void register_builtin_optimizers(Registry<OptimizerFactory>& registry);
 void register_builtin_schedulers(Registry<SchedulerFactory>& registry);
 void register_builtin_losses(Registry<LossFactory>& registry);
 void register_builtin_metrics(Registry<MetricFactory>& registry);
+void register_builtin_trackers(Registry<TrackerFactory>& registry);
 
 }  // namespace runner

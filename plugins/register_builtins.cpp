@@ -13,6 +13,7 @@ void register_builtin_plugins(Registries& r) {
   register_builtin_schedulers(r.schedulers);
   register_builtin_losses(r.losses);
   register_builtin_metrics(r.metrics);
+  register_builtin_trackers(r.trackers);
 }
 
 }  // namespace runner

@@ -98,7 +98,7 @@ expect_output "in_chans: integer = 3"
   { echo "FAIL: runner plugins models should describe the shared pretrained once"; failures=$((failures + 1)); }
 expect_output "+ shared: drop_path_rate, in_chans, num_classes, pretrained"
 expect_exit 0 "$runner" plugins --json
-/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"datasets","transforms","models","optimizers","schedulers","losses","metrics"}, d.keys()' <<<"$out" || { echo "FAIL: plugins --json"; failures=$((failures+1)); }
+/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"datasets","transforms","models","optimizers","schedulers","losses","metrics","trackers"}, d.keys()' <<<"$out" || { echo "FAIL: plugins --json"; failures=$((failures+1)); }
 expect_exit 0 "$runner" env
 expect_output "libtorch"
 expect_output "BLAS"
@@ -141,7 +141,15 @@ CPP
 c++ -shared -fPIC -o "$tmp/libold_abi.so" "$tmp/old_abi.cpp"
 sed "s#plugins: \[.*\]#plugins: [$tmp/libold_abi.so]#" "$tmp/plugin.yaml" >"$tmp/oldabi.yaml"
 expect_exit 2 "$runner" validate "$tmp/oldabi.yaml"
-expect_output "was built for plugin ABI 1, this runner has ABI 2: rebuild the plugin against this runner's headers (ABI 2: an optimizer factory returns runner::optim::Optimizer"
+expect_output "was built for plugin ABI 1, this runner has ABI 3: rebuild the plugin against this runner's headers (ABI 2: an optimizer factory returns runner::optim::Optimizer"
+# ABI 3 only appended the trackers registry: a plugin built for ABI 2 still loads.
+sed 's/return 1;/return 2;/' "$tmp/old_abi.cpp" >"$tmp/abi2.cpp"
+c++ -shared -fPIC -o "$tmp/libabi2.so" "$tmp/abi2.cpp"
+sed "s#plugins: \[.*\]#plugins: [$tmp/libabi2.so]#" "$tmp/plugin.yaml" >"$tmp/abi2.yaml"
+"$runner" validate "$tmp/abi2.yaml" >"$tmp/abi2.out" 2>&1 || true
+if grep -q "plugin ABI" "$tmp/abi2.out" || ! grep -q "unknown transform 'invert'" "$tmp/abi2.out"; then
+  echo "FAIL: an ABI 2 plugin should load (only its transform is missing): $(cat "$tmp/abi2.out")"; failures=$((failures+1))
+fi
 
 # A shortened quickstart (5 optimizer steps) clips the cosine schedule's 50 warm-up steps.
 expect_exit 0 "$runner" run experiments/quickstart.yaml --set data.limit.train=640 \

@@ -25,7 +25,7 @@ RUNNER, SOURCE = sys.argv[1], sys.argv[2]
 TABLE = os.path.join(SOURCE, "tests", "key_effects.tsv")
 # Sections whose content is a plugin's parameters (walked through the plugin schemas instead).
 PLUGIN_SECTIONS = {"data.dataset", "data.train_transforms", "data.eval_transforms", "optimizer",
-                   "scheduler", "loss", "metrics"}
+                   "scheduler", "loss", "metrics", "output.trackers"}
 
 
 CORE_ROOTS = ("launch.", "data.", "train.", "precision", "predict.", "output.", "seed")

@@ -5,8 +5,11 @@
 #include "runner/registries.hpp"
 
 /// Bumped whenever Registries or a plugin interface changes layout. 2: optimizer factories
-/// return runner::optim::Optimizer (device-side lr and loss-scaler verdict).
-#define RUNNER_PLUGIN_ABI_VERSION 2
+/// return runner::optim::Optimizer (device-side lr and loss-scaler verdict). 3: Registries
+/// gains `trackers` at its end (an ABI 2 plugin still loads: it sees the same first members).
+#define RUNNER_PLUGIN_ABI_VERSION 3
+/// The oldest ABI this runner loads.
+#define RUNNER_PLUGIN_ABI_OLDEST 2
 
 extern "C" {
 /// Returns RUNNER_PLUGIN_ABI_VERSION as the plugin was compiled.

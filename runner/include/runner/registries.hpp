@@ -1,5 +1,5 @@
 #pragma once
-// The seven plugin kinds and their factory signatures. This header does not include torch or
+// The eight plugin kinds and their factory signatures. This header does not include torch or
 // OpenCV: the factory result types are only declared here.
 
 #include <functional>
@@ -34,6 +34,10 @@ class Loss;
 namespace metrics {
 class Metric;
 }
+namespace trackers {
+class Tracker;
+struct TrackerContext;
+}  // namespace trackers
 
 // Every factory receives its validated parameters (the plugin's section of the experiment
 // without the selecting key, with the schema's defaults filled in).
@@ -48,6 +52,8 @@ using SchedulerFactory = std::function<std::unique_ptr<optim::Scheduler>(
     const nlohmann::json& params, const optim::ScheduleContext&)>;
 using LossFactory = std::function<std::shared_ptr<losses::Loss>(const nlohmann::json& params)>;
 using MetricFactory = std::function<std::shared_ptr<metrics::Metric>(const nlohmann::json& params)>;
+using TrackerFactory = std::function<std::unique_ptr<trackers::Tracker>(
+    const nlohmann::json& params, const trackers::TrackerContext&)>;
 
 /// All registries of one process.
 struct Registries {
@@ -58,6 +64,8 @@ struct Registries {
   Registry<SchedulerFactory> schedulers{"schedulers"};
   Registry<LossFactory> losses{"losses"};
   Registry<MetricFactory> metrics{"metrics"};
+  // Members are only ever appended: a plugin built for an earlier ABI sees its prefix.
+  Registry<TrackerFactory> trackers{"trackers"};
 };
 
 /// The process-wide registries (a function-local static; empty until something registers).

@@ -99,7 +99,7 @@ int command_plugins(const Args& args) {
   CommandLine cl(
       "plugins", "[KIND] [--json] [--brief]",
       "Lists every registered plugin by kind (datasets, transforms, models, optimizers,\n"
-      "schedulers, losses, metrics) with its parameters, types, defaults and meaning.");
+      "schedulers, losses, metrics, trackers) with its parameters, types, defaults and meaning.");
   cl.flag("json", nullptr, "Print JSON (name -> help and parameter schema) for tools")
       .flag("brief", nullptr, "Names and help only")
       .positional("kind", 1);
@@ -107,12 +107,12 @@ int command_plugins(const Args& args) {
   const Registries& r = registries();
   const auto kinds = cl.list("kind");
   const std::string only = kinds.empty() ? "" : kinds[0];
-  const std::vector<std::string> all = {"datasets",   "transforms", "models", "optimizers",
-                                        "schedulers", "losses",     "metrics"};
+  const std::vector<std::string> all = {"datasets",   "transforms", "models",  "optimizers",
+                                        "schedulers", "losses",     "metrics", "trackers"};
   if (!only.empty() && std::find(all.begin(), all.end(), only) == all.end()) {
     throw ConfigError(
         "runner plugins: unknown kind '" + only + "'" + did_you_mean(only, all) +
-        "; kinds: datasets, transforms, models, optimizers, schedulers, losses, metrics");
+        "; kinds: datasets, transforms, models, optimizers, schedulers, losses, metrics, trackers");
   }
   const bool verbose = !cl.has("brief");
   json out = json::object();
@@ -130,6 +130,7 @@ int command_plugins(const Args& args) {
   visit(r.schedulers);
   visit(r.losses);
   visit(r.metrics);
+  visit(r.trackers);
   if (cl.has("json")) std::cout << (only.empty() ? out : out[only]).dump(2) << "\n";
   return 0;
 }

@@ -35,6 +35,7 @@ int command_schema(const Args& args) {
     add(r.schedulers);
     add(r.losses);
     add(r.metrics);
+    add(r.trackers);
     std::cout << config::schema_reference_markdown(
         config::embedded_schema("experiment.schema.json"), plugins,
         config::embedded_schema("sweep.schema.json"));

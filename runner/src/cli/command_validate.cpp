@@ -8,6 +8,7 @@
 #include "config/experiment.hpp"
 #include "config/path_keys.hpp"
 #include "run/preflight.hpp"
+#include "run/run_trackers.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
 #include "sweep/sweep_file.hpp"
@@ -15,12 +16,13 @@
 namespace runner::cli {
 
 int command_validate(const Args& args) {
-  CommandLine cl("validate", "FILE... [--set KEY=VALUE]...",
-                 "Validates experiment and sweep files (a sweep: every point) against the schemas\n"
-                 "and every selected plugin's parameters, then that the data folders and weight\n"
-                 "files they name exist and that the data fits the model (classes, channels):\n"
-                 "--schema-only skips those, for machines without the data. Prints one line per\n"
-                 "problem.");
+  CommandLine cl(
+      "validate", "FILE... [--set KEY=VALUE]...",
+      "Validates experiment and sweep files (a sweep: every point) against the schemas\n"
+      "and every selected plugin's parameters, then that the data folders and weight\n"
+      "files they name exist, that the data fits the model (classes, channels) and that\n"
+      "the trackers' servers take the run: --schema-only skips those, for machines\n"
+      "without the data. Prints one line per problem.");
   cl.flag("set", po::value<std::vector<std::string>>()->composing(),
           "Override KEY=VALUE (dotted keys, list indices too) before validating")
       .flag("quiet,q", nullptr, "Print problems only")
@@ -49,6 +51,10 @@ int command_validate(const Args& args) {
           run::check_output_folder(experiment, run::RunOptions{});
           run::check_model(experiment);
           run::check_data_fits_model(experiment);
+          // The trackers' services take the run (a tracker down is a warning: it may be up
+          // when the run starts, and a run goes on without it).
+          for (const auto& warning : run::check_trackers(experiment))
+            std::cerr << "warning: " << warning << "\n";
         }
         if (!cl.has("quiet")) std::cout << "ok: " << file << "\n";
       }

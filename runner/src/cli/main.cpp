@@ -38,6 +38,7 @@ const std::map<std::string, Command>& commands() {
       {"sweep", {command_sweep, "Run every point of a sweep file and summarise them"}},
       {"export", {command_export, "Write a checkpoint's model as safetensors with timm's names"}},
       {"report", {command_report, "Build a run's report.html, or one page comparing runs"}},
+      {"track", {command_track, "Send what a run's trackers could not (a server that was down)"}},
       {"show-batch",
        {command_show_batch, "Draw a batch as the model gets it (augmented, mixed), captioned"}},
       {"import",

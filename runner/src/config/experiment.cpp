@@ -131,6 +131,7 @@ KindView kind_view(const std::string& kind) {
   if (kind == "optimizers") return view_of(r.optimizers);
   if (kind == "schedulers") return view_of(r.schedulers);
   if (kind == "losses") return view_of(r.losses);
+  if (kind == "trackers") return view_of(r.trackers);
   return view_of(r.metrics);
 }
 
@@ -190,7 +191,8 @@ const std::vector<PluginSection>& plugin_sections() {
       {"/optimizer", "optimizers", "name"},
       {"/scheduler", "schedulers", "name"},
       {"/loss", "losses", "name"},
-      {"/metrics/*", "metrics", "name"}};
+      {"/metrics/*", "metrics", "name"},
+      {"/output/trackers/*", "trackers", "name"}};
   return sections;
 }
 

@@ -204,6 +204,22 @@ void record_in_run(const std::string& run_dir, const json& fields) {
   util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
 }
 
+json tracker_state(const std::string& run_dir, const std::string& name) {
+  const json record = read_record(run_dir);
+  const auto trackers = record.find("trackers");
+  if (trackers == record.end() || !trackers->is_object()) return json::object();
+  const auto state = trackers->find(name);
+  return state != trackers->end() && state->is_object() ? *state : json::object();
+}
+
+void record_tracker_state(const std::string& run_dir, const std::string& name, const json& state) {
+  json record = read_record(run_dir);
+  if (!record.contains("trackers") || !record.at("trackers").is_object())
+    record["trackers"] = json::object();
+  record["trackers"][name] = state;
+  util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
+}
+
 void record_restarts(const std::string& run_dir, const json& restarts) {
   if (!restarts.is_array() || restarts.empty()) return;
   json record = read_record(run_dir);

@@ -66,6 +66,13 @@ void write_new_run_record(const std::string& run_dir, const Experiment& e);
 /// Adds `fields` to RUN_DIR/run.json (what finds the run again: torchrun's run id).
 void record_in_run(const std::string& run_dir, const nlohmann::json& fields);
 
+/// What tracker `name` kept for the run in RUN_DIR/run.json (trackers.<name>), else {}.
+nlohmann::json tracker_state(const std::string& run_dir, const std::string& name);
+
+/// Keeps `state` for tracker `name` in RUN_DIR/run.json (trackers.<name>).
+void record_tracker_state(const std::string& run_dir, const std::string& name,
+                          const nlohmann::json& state);
+
 /// Records in RUN_DIR/run.json the restarts runner's launcher made (launch.max_restarts):
 /// [{time, cause, rank, resumed_at}]; nothing when there were none.
 void record_restarts(const std::string& run_dir, const nlohmann::json& restarts);

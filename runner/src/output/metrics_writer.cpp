@@ -7,7 +7,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "output/tfevents_writer.hpp"
 #include "util/atomic_file.hpp"
 
 namespace runner::output {
@@ -25,21 +24,7 @@ std::string validation_key(const std::string& metric) {
   return "val_" + metric;
 }
 
-std::string tensorboard_tag(const std::string& kind, const std::string& key) {
-  if (kind == "step")  // a log window of training steps
-    return key == "peak_rss_mib" ? "system/peak_rss_mib" : "train/" + key;
-  // An epoch record: the validation's metrics (val_<metric>), the training pass's figures.
-  if (key.rfind("val_", 0) == 0) return "val/" + key.substr(4);
-  if (key.rfind("ema_val_", 0) == 0) return "ema_val/" + key.substr(8);  // train.ema's average
-  if (key == "loss") return "train/epoch_loss";
-  if (key == "images_per_s") return "train/epoch_images_per_s";
-  if (key == "epoch_seconds") return "train/epoch_seconds";
-  if (key == "peak_rss_mib" || key == "peak_gpu_mib") return "system/" + key;
-  return "";  // the epoch number is the x of the others
-}
-
-MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
-                             bool tensorboard) {
+MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names) {
   columns_ = {"kind",  "epoch",        "step",      "loss",         "lr",
               "scale", "images_per_s", "data_wait", "peak_rss_mib", "val_loss"};
   for (const auto& m : metric_names)
@@ -54,10 +39,7 @@ MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string
     for (size_t i = 0; i < columns_.size(); ++i) header += (i ? "," : "") + columns_[i];
     csv_.append(header + "\n");
   }
-  if (tensorboard) events_ = std::make_unique<output::TfEventsWriter>(dir / "tensorboard");
 }
-
-MetricsWriter::~MetricsWriter() = default;
 
 void MetricsWriter::drop_records_after(int64_t step) {
   const fs::path dir(run_dir_);
@@ -112,14 +94,6 @@ void MetricsWriter::write(const std::string& kind, int64_t step, const nlohmann:
     }
   }
   csv_.append(row + "\n");
-  if (events_) {
-    for (auto it = values.begin(); it != values.end(); ++it) {
-      const std::string tag = tensorboard_tag(kind, it.key());
-      if (!it.value().is_number() || tag.empty()) continue;
-      events_->add_scalar(tag, it.value().get<double>(), step);
-    }
-    events_->flush();
-  }
 }
 
 }  // namespace runner::output

@@ -1,8 +1,9 @@
 #pragma once
 // What the training loop and the run assembly report about a run as it goes: the one way what
-// they learn reaches the run folder. Implemented by the recorder (metrics files, TensorBoard,
-// curves.png, best_examples.json, report.html) and the summary writer (summary.json); only the
-// main process observes (non-main ranks report to a RunObserver that does nothing).
+// they learn reaches the run folder and the trackers. Implemented by the recorder (metrics
+// files, curves.png, best_examples.json, report.html), the summary writer (summary.json) and
+// the trackers (output/tracker_set: TensorBoard, MLflow, ...); only the main process observes
+// (non-main ranks report to a RunObserver that does nothing).
 
 #include <cstdint>
 #include <map>
@@ -82,6 +83,8 @@ class RunObserver {
   virtual void on_best(const BestRecord& record) { (void)record; }
   virtual void on_stop(const StopRecord& record) { (void)record; }
   virtual void on_end(const RunEnd& end) { (void)end; }
+  /// After every observer has recorded the stop or the end: the run folder's files are final.
+  virtual void on_files_final() {}
 };
 
 /// Passes every event to its observers in order.
@@ -102,9 +105,14 @@ class ObserverChain : public RunObserver {
   }
   void on_stop(const StopRecord& record) override {
     for (auto& o : observers_) o->on_stop(record);
+    on_files_final();
   }
   void on_end(const RunEnd& end) override {
     for (auto& o : observers_) o->on_end(end);
+    on_files_final();
+  }
+  void on_files_final() override {
+    for (auto& o : observers_) o->on_files_final();
   }
 
  private:

@@ -17,33 +17,18 @@ using nlohmann::json;
 RunRecorder::RunRecorder(std::filesystem::path run_dir, RecorderOptions options)
     : run_dir_(std::move(run_dir)),
       options_(std::move(options)),
-      metrics_(run_dir_.string(), options_.metric_names, options_.tensorboard) {}
+      metrics_(run_dir_.string(), options_.metric_names) {}
 
 void RunRecorder::on_start(std::optional<int64_t> resumed_at) {
   if (resumed_at) metrics_.drop_records_after(*resumed_at);  // the steps it will write again
 }
 
 void RunRecorder::on_window(const WindowRecord& r) {
-  metrics_.write("step", r.step,
-                 {{"epoch", r.epoch},
-                  {"loss", r.loss},
-                  {"lr", r.lr},
-                  {"scale", r.scale},
-                  {"images_per_s", r.images_per_s},
-                  {"data_wait", r.data_wait},
-                  {"peak_rss_mib", r.peak_rss_mib}});
+  metrics_.write("step", r.step, window_values(r));
 }
 
 void RunRecorder::on_epoch(const EpochRecord& r) {
-  json record = {{"epoch", r.epoch},
-                 {"loss", r.loss},
-                 {"images_per_s", r.images_per_s ? json(*r.images_per_s) : json(nullptr)},
-                 {"epoch_seconds", r.epoch_seconds},
-                 {"peak_rss_mib", r.peak_rss_mib},
-                 {"peak_gpu_mib", r.peak_gpu_mib}};
-  if (r.partial) record["partial_epoch"] = true;
-  for (const auto& [name, value] : r.validation) record[validation_key(name)] = value;
-  metrics_.write("epoch", r.step, record);
+  metrics_.write("epoch", r.step, epoch_values(r));
   running_status_ =
       "running: epoch " + std::to_string(r.epoch) + " of " + std::to_string(r.epochs) + " done";
   // A file that cannot be written fails the run (a full disk): it would not record the rest.
@@ -81,6 +66,28 @@ void RunRecorder::write_report(const std::string& status) const {
   } catch (const std::exception& e) {
     spdlog::warn("could not write report.html: {}", e.what());
   }
+}
+
+json window_values(const WindowRecord& r) {
+  return {{"epoch", r.epoch},
+          {"loss", r.loss},
+          {"lr", r.lr},
+          {"scale", r.scale},
+          {"images_per_s", r.images_per_s},
+          {"data_wait", r.data_wait},
+          {"peak_rss_mib", r.peak_rss_mib}};
+}
+
+json epoch_values(const EpochRecord& r) {
+  json record = {{"epoch", r.epoch},
+                 {"loss", r.loss},
+                 {"images_per_s", r.images_per_s ? json(*r.images_per_s) : json(nullptr)},
+                 {"epoch_seconds", r.epoch_seconds},
+                 {"peak_rss_mib", r.peak_rss_mib},
+                 {"peak_gpu_mib", r.peak_gpu_mib}};
+  if (r.partial) record["partial_epoch"] = true;
+  for (const auto& [name, value] : r.validation) record[validation_key(name)] = value;
+  return record;
 }
 
 TrainingHistory training_history(const std::filesystem::path& metrics_jsonl,

@@ -1,8 +1,8 @@
 #pragma once
 // The run's records as it trains, from the loop's reports: metrics.jsonl and metrics.csv (a
-// record per log window, epoch and best epoch), TensorBoard's event files, best_examples.json,
-// curves.png (drawn from metrics.jsonl) and report.html. During a run it is the only writer of
-// each. Main process only.
+// record per log window, epoch and best epoch), best_examples.json, curves.png (drawn from
+// metrics.jsonl) and report.html. During a run it is the only writer of each. Main process
+// only. TensorBoard and the other trackers take the same records (output/tracker_set).
 
 #include <filesystem>
 #include <memory>
@@ -19,7 +19,6 @@ struct RecorderOptions {
   std::string title;                      ///< the experiment's name, above the curves
   std::vector<std::string> metric_names;  ///< the configured metrics: metrics.csv's columns
   std::string best_metric;                ///< train.best.metric: the curves' validation panel
-  bool tensorboard = true;                ///< output.tensorboard
 };
 
 class RunRecorder : public RunObserver {
@@ -45,6 +44,11 @@ class RunRecorder : public RunObserver {
   MetricsWriter metrics_;
   std::string running_status_ = "running";  ///< the report's badge while the run trains
 };
+
+/// A log window's values as metrics.jsonl and the trackers record them.
+nlohmann::json window_values(const WindowRecord& record);
+/// An epoch's values as metrics.jsonl and the trackers record them (validation as val_<m>).
+nlohmann::json epoch_values(const EpochRecord& record);
 
 /// What curves.png shows, from a run's metrics.jsonl: the step records' loss and lr, the epoch
 /// records' validation loss and `metric` (NaN where an epoch had no validation).

@@ -43,7 +43,7 @@ void load_plugin(const std::string& path) {
     throw Error("plugin library '" + key + "' lacks symbol 'runner_plugin_abi_version' (" +
                 dl_error_text() + "): define the entry points with RUNNER_PLUGIN(fn)");
   }
-  if (abi() != RUNNER_PLUGIN_ABI_VERSION) {
+  if (abi() < RUNNER_PLUGIN_ABI_OLDEST || abi() > RUNNER_PLUGIN_ABI_VERSION) {
     // What a plugin author has to change, where a rebuild alone is not enough.
     const std::string change =
         abi() < 2 ? " (ABI 2: an optimizer factory returns runner::optim::Optimizer, "

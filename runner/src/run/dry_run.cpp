@@ -1,5 +1,7 @@
 #include "run/dry_run.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -8,6 +10,7 @@
 #include "config/experiment_options.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/preflight.hpp"
+#include "run/run_trackers.hpp"
 #include "run/shape_checks.hpp"
 #include "util/counted.hpp"
 
@@ -44,6 +47,7 @@ std::string parameter_groups_text(torch::optim::Optimizer& optimizer) {
 void dry_run(const config::Experiment& e, const RunOptions& options, std::ostream& out) {
   check_devices(e);
   check_output_folder(e, options);
+  for (const auto& warning : check_trackers(e)) spdlog::warn("{}", warning);
   const config::ExperimentOptions& experiment = e.options;
   const config::LaunchOptions& launch = experiment.launch;
   const int world = config::world_processes(launch);

@@ -70,7 +70,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& given) {
   }
   const std::string run_dir = open_run_folder(e, resolved, options, world);
   log_run_banner(setup, experiment, parts, options, run_dir);
-  return train_run(setup, experiment, parts, options, run_dir);
+  return train_run(setup, experiment, resolved, parts, options, run_dir);
 }
 
 }  // namespace

@@ -10,10 +10,12 @@
 #include "output/metrics_writer.hpp"
 #include "output/run_recorder.hpp"
 #include "output/summary_writer.hpp"
+#include "output/tracker_set.hpp"
 #include "run/kept_checkpoints.hpp"
 #include "run/predict_run.hpp"
 #include "run/rank_setup.hpp"
 #include "run/run_folder.hpp"
+#include "run/run_trackers.hpp"
 #include "run/show_batch.hpp"
 #include "run/slurm_requeue.hpp"
 #include "train/device_options.hpp"
@@ -112,10 +114,11 @@ json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& 
 }
 
 // The run folder's files, written by the main process alone: summary.json first, then the
-// records and report.html, which shows what summary.json says.
+// records and report.html, which shows what summary.json says; then the trackers, which are
+// offered those files once they are final.
 void add_observers(output::ObserverChain& observers, const RankSetup& setup,
-                   const config::ExperimentOptions& experiment, const train::RunParts& parts,
-                   const std::string& run_dir, const json& restarts) {
+                   const config::ExperimentOptions& experiment, const json& resolved,
+                   const train::RunParts& parts, const std::string& run_dir, const json& restarts) {
   json base = summary_base(setup, experiment, parts, run_dir);
   if (!restarts.empty()) base["restarts"] = restarts;
   observers.add(std::make_unique<output::SummaryWriter>(run_dir, base));
@@ -127,8 +130,18 @@ void add_observers(output::ObserverChain& observers, const RankSetup& setup,
       if (m->name() != "loss") metric_names.push_back("ema_" + m->name());
   }
   observers.add(std::make_unique<output::RunRecorder>(
-      run_dir, output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric,
-                                       experiment.output.tensorboard}));
+      run_dir,
+      output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric}));
+  const dist::World& world = *setup.rank.world;
+  trackers::RunStart start =
+      tracker_run_start(resolved, run_dir,
+                        {{"runner.world_size", std::to_string(world.world_size())},
+                         {"runner.started_by", started_by(world)},
+                         {"runner.device", setup.rank.device.str()},
+                         {"runner.precision", config::precision_name(setup.rank.precision)}});
+  observers.add(std::make_unique<output::TrackerSet>(
+      make_trackers(resolved, run_dir), std::move(start),
+      experiment.predict.enabled ? experiment.predict.output : ""));
 }
 
 // SLURM's SIGUSR1 before the time limit (launch.slurm_requeue), with the work saved: the run
@@ -178,7 +191,8 @@ int record_stop(const train::TrainingLoop& loop, int signo, output::RunObserver&
 }  // namespace
 
 int train_run(const RankSetup& setup, const config::ExperimentOptions& experiment,
-              train::RunParts& parts, const RunOptions& options, const std::string& run_dir) {
+              const json& resolved, train::RunParts& parts, const RunOptions& options,
+              const std::string& run_dir) {
   dist::World& world = *setup.rank.world;
   const bool main = world.is_main();
   const config::TrainOptions& train = experiment.train;
@@ -208,7 +222,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
       write_first_batch(parts, experiment, run_dir);
     });
   }
-  if (main) add_observers(observers, setup, experiment, parts, run_dir, restarts);
+  if (main) add_observers(observers, setup, experiment, resolved, parts, run_dir, restarts);
 
   json trained;  // what the training got to, kept however the run ends after it
   std::string stage = "train";

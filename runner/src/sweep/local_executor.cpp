@@ -1,6 +1,7 @@
 #include "sweep/local_executor.hpp"
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -57,6 +58,18 @@ PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions&
   return needs;
 }
 
+// Our environment with point i's sweep variables (for its trackers' tags).
+std::vector<std::string> point_environment(const SweepBook& book, size_t i) {
+  const auto variables = book.point_variables(i);
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (variables.count(entry.substr(0, entry.find('='))) == 0) out.push_back(entry);
+  }
+  for (const auto& [name, value] : variables) out.push_back(name + "=" + value);
+  return out;
+}
+
 std::string gpu_list(const std::vector<int>& ids) {
   return fmt::format("[{}]", fmt::join(ids, ","));
 }
@@ -78,6 +91,7 @@ int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
     spec.argv = {options.executable};
     const auto args = book.run_args(i);
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.environment = point_environment(book, i);
     spec.output = util::ChildSpec::Output::kMerged;
     bool interrupted = false;
     const util::ChildExit exit = util::run_passing_on_signals(spec, interrupted);
@@ -144,6 +158,7 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
       spec.argv = {options.executable};
       const auto args = book.run_args(i, extra);
       spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+      spec.environment = point_environment(book, i);
       spec.output = util::ChildSpec::Output::kLogFile;
       spec.log_path = log;
       const size_t child = supervisor.start(spec);

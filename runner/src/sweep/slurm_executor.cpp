@@ -314,10 +314,14 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
   for (size_t i = 0; i < book.rows().size(); ++i) {
     const PointShape shape = shape_of(book, i);
     s << "  " << i << ") point=" << quoted(sweep.points[i].id) << " nodes=" << shape.nodes
-      << " ranks_per_node=" << shape.ranks_per_node << " ;;\n";
+      << " ranks_per_node=" << shape.ranks_per_node;
+    for (const auto& [name, value] : book.point_variables(i))  // the trackers' sweep tags
+      s << " " << name << "=" << quoted(value);
+    s << " ;;\n";
   }
   s << "  *) echo \"runner sweep: no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
     << "esac\n"
+    << "export RUNNER_SWEEP RUNNER_SWEEP_POINT RUNNER_SWEEP_SETTINGS\n"
     << "# A point runs from scratch: what an earlier, unfinished run left goes now (not at\n"
     << "# submission, so a refused submission loses nothing). A task SLURM requeued\n"
     << "# (launch.slurm_requeue) keeps its folder: runner continues it.\n"

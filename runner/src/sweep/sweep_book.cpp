@@ -134,6 +134,18 @@ std::vector<std::string> SweepBook::run_args(size_t i,
   return args;
 }
 
+std::map<std::string, std::string> SweepBook::point_variables(size_t i) const {
+  const SweepPoint& point = sweep_.points.at(i);
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& o : point.overrides) {
+    const auto eq = o.find('=');
+    if (eq != std::string::npos) settings[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  return {{"RUNNER_SWEEP", sweep_.name},
+          {"RUNNER_SWEEP_POINT", point.id},
+          {"RUNNER_SWEEP_SETTINGS", settings.dump()}};
+}
+
 void SweepBook::write_summary() const {
   const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
   sweep::write_summary(dir_, "sweep " + sweep_.name, shown, metric_);

@@ -4,6 +4,7 @@
 // summary files. Torch-free.
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ class SweepBook {
   /// `runner run` arguments of point i: the base, the point's overrides, then `extra` overrides
   /// (as --set), then its run folder.
   std::vector<std::string> run_args(size_t i, const std::vector<std::string>& extra = {}) const;
+
+  /// What point i's run tells its trackers (tags runner.sweep, runner.sweep_point, sweep.<key>):
+  /// RUNNER_SWEEP, RUNNER_SWEEP_POINT and RUNNER_SWEEP_SETTINGS (its overrides as a JSON object).
+  std::map<std::string, std::string> point_variables(size_t i) const;
 
   /// Writes summary.csv/.md/.png (ranked first for random search), after every point.
   void write_summary() const;

@@ -12,6 +12,7 @@
 
 #include "output/run_recorder.hpp"
 #include "output/summary_writer.hpp"
+#include "runner/trackers/metric_tags.hpp"
 #include "temp_files.hpp"
 
 namespace runner::output {
@@ -27,7 +28,7 @@ std::vector<json> records(const fs::path& run_dir) {
   return out;
 }
 
-RecorderOptions options() { return {"recorder test", {"accuracy"}, "accuracy", false}; }
+RecorderOptions options() { return {"recorder test", {"accuracy"}, "accuracy"}; }
 
 WindowRecord window(int64_t step, double loss) {
   WindowRecord r;
@@ -139,15 +140,16 @@ TEST(RunRecorder, TheEndsReportSaysWhatTheSummarySays) {
   EXPECT_NE(page.find("interrupted by SIGTERM at epoch 1, batch 3"), std::string::npos);
 }
 
-// TensorBoard's tags say what a value is: an epoch's loss is its training loss, not val/loss.
-TEST(TensorboardTag, NamesWhatAValueIs) {
-  EXPECT_EQ(tensorboard_tag("step", "loss"), "train/loss");
-  EXPECT_EQ(tensorboard_tag("step", "peak_rss_mib"), "system/peak_rss_mib");
-  EXPECT_EQ(tensorboard_tag("epoch", "val_loss"), "val/loss");
-  EXPECT_EQ(tensorboard_tag("epoch", "val_accuracy"), "val/accuracy");
-  EXPECT_EQ(tensorboard_tag("epoch", "loss"), "train/epoch_loss");
-  EXPECT_EQ(tensorboard_tag("epoch", "images_per_s"), "train/epoch_images_per_s");
-  EXPECT_EQ(tensorboard_tag("epoch", "epoch"), "") << "the epoch number is the x";
+// Trackers' tags say what a value is: an epoch's loss is its training loss, not val/loss.
+TEST(MetricTag, NamesWhatAValueIs) {
+  using trackers::metric_tag;
+  EXPECT_EQ(metric_tag("step", "loss"), "train/loss");
+  EXPECT_EQ(metric_tag("step", "peak_rss_mib"), "system/peak_rss_mib");
+  EXPECT_EQ(metric_tag("epoch", "val_loss"), "val/loss");
+  EXPECT_EQ(metric_tag("epoch", "val_accuracy"), "val/accuracy");
+  EXPECT_EQ(metric_tag("epoch", "loss"), "train/epoch_loss");
+  EXPECT_EQ(metric_tag("epoch", "images_per_s"), "train/epoch_images_per_s");
+  EXPECT_EQ(metric_tag("epoch", "epoch"), "") << "the epoch number is the x";
 }
 
 }  // namespace

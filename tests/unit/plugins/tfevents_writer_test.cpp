@@ -10,13 +10,13 @@
 
 #include <gtest/gtest.h>
 
-#include "output/tfevents_writer.hpp"
 #include "runner/error.hpp"
+#include "trackers/tfevents_writer.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using runner::output::masked_crc32c;
+using runner::trackers::masked_crc32c;
 
 struct Scalar {
   std::string tag;
@@ -115,8 +115,8 @@ std::vector<Event> read_events(const fs::path& path) {
 }
 
 TEST(TfEvents, Crc32cMatchesTheCastagnoliCheckValue) {
-  EXPECT_EQ(runner::output::crc32c("123456789", 9), 0xe3069283u);  // RFC 3720 / iSCSI check value
-  EXPECT_EQ(runner::output::crc32c("", 0), 0u);
+  EXPECT_EQ(runner::trackers::crc32c("123456789", 9), 0xe3069283u);  // RFC 3720 / iSCSI check value
+  EXPECT_EQ(runner::trackers::crc32c("", 0), 0u);
 }
 
 TEST(TfEvents, ScalarsReadBackWithFramingAndFields) {
@@ -124,7 +124,7 @@ TEST(TfEvents, ScalarsReadBackWithFramingAndFields) {
   fs::remove_all(dir);
   fs::path path;
   {
-    runner::output::TfEventsWriter writer(dir / "tb");
+    runner::trackers::TfEventsWriter writer(dir / "tb");
     path = writer.path();
     writer.add_scalar("train/loss", 2.5, 1, 1000.5);
     writer.add_scalar("train/lr", 1e-3, 123456789012, 1001.0);
@@ -148,14 +148,14 @@ TEST(TfEvents, ScalarsReadBackWithFramingAndFields) {
   EXPECT_EQ(events[3].step, 0);
 
   // A second writer in the same second does not overwrite the first file.
-  runner::output::TfEventsWriter second(dir / "tb");
+  runner::trackers::TfEventsWriter second(dir / "tb");
   EXPECT_NE(second.path(), path);
   EXPECT_EQ(read_events(path).size(), 4u);
   fs::remove_all(dir);
 }
 
 TEST(TfEvents, AnUnwritableDirectoryIsAnError) {
-  EXPECT_THROW(runner::output::TfEventsWriter("/proc/runner_cannot_write_here"), runner::Error);
+  EXPECT_THROW(runner::trackers::TfEventsWriter("/proc/runner_cannot_write_here"), runner::Error);
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
-#include "output/tfevents_writer.hpp"
+#include "trackers/tfevents_writer.hpp"
+
+#include <fcntl.h>
 
 #include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
 #include "runner/error.hpp"
 
-namespace runner::output {
+namespace runner::trackers {
 
 namespace {
 
@@ -89,7 +92,8 @@ TfEventsWriter::TfEventsWriter(const std::filesystem::path& dir) {
   path_ = dir / base;
   for (int n = 1; std::filesystem::exists(path_); ++n)
     path_ = dir / (base + "." + std::to_string(n));
-  file_ = util::AppendFile(path_.string(), /*truncate=*/true);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error("cannot write " + path_.string() + ": " + std::strerror(errno));
   std::string event = event_header(start, 0);
   put_bytes(event, 3, "brain.Event:2");
   write_record(event);
@@ -102,6 +106,7 @@ TfEventsWriter::~TfEventsWriter() {
   } catch (const std::exception&) {
     // flush() said so where a caller could act on it.
   }
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void TfEventsWriter::add_scalar(const std::string& tag, double value, int64_t step,
@@ -118,7 +123,14 @@ void TfEventsWriter::add_scalar(const std::string& tag, double value, int64_t st
 }
 
 void TfEventsWriter::flush() {
-  file_.append(pending_);
+  // Each flush goes to the kernel at once: TensorBoard (or a crash) sees every record so far.
+  size_t done = 0;
+  while (done < pending_.size()) {
+    const ssize_t n = ::write(fd_, pending_.data() + done, pending_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("cannot write " + path_.string() + ": " + std::strerror(errno));
+    done += static_cast<size_t>(n);
+  }
   pending_.clear();
 }
 
@@ -132,4 +144,4 @@ void TfEventsWriter::write_record(const std::string& data) {
   put_little_endian(pending_, masked_crc32c(data.data(), data.size()));
 }
 
-}  // namespace runner::output
+}  // namespace runner::trackers

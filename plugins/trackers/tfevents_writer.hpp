@@ -7,9 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "util/atomic_file.hpp"
-
-namespace runner::output {
+namespace runner::trackers {
 
 /// CRC-32C (Castagnoli) of `size` bytes, as TFRecord uses.
 uint32_t crc32c(const void* data, size_t size);
@@ -24,11 +22,13 @@ class TfEventsWriter {
   explicit TfEventsWriter(const std::filesystem::path& dir);
   /// Writes what is left (a failure then is not reported: flush() reports it).
   ~TfEventsWriter();
+  TfEventsWriter(const TfEventsWriter&) = delete;
+  TfEventsWriter& operator=(const TfEventsWriter&) = delete;
 
   /// Adds one scalar point; `wall_time` in seconds since the epoch (< 0: now).
   void add_scalar(const std::string& tag, double value, int64_t step, double wall_time = -1);
   /// Writes what was added (a reader sees it now; TensorBoard polls the file). Throws
-  /// runner::Error (util::write_failure) when it cannot be written.
+  /// runner::Error naming the file when it cannot be written.
   void flush();
 
   const std::filesystem::path& path() const { return path_; }
@@ -37,8 +37,8 @@ class TfEventsWriter {
   void write_record(const std::string& data);
 
   std::filesystem::path path_;
-  util::AppendFile file_;
+  int fd_ = -1;
   std::string pending_;  ///< records added since the last flush
 };
 
-}  // namespace runner::output
+}  // namespace runner::trackers
