@@ -225,9 +225,16 @@ def main():
               f"grad_transport auto on one host uses shared memory, process_group Gloo: {transports}")
         check(losses(gloo) == losses(pg) and len(losses(pg)) > 0,
               f"both transports average to the same gradients: {losses(gloo)} vs {losses(pg)}")
-        out, _ = r.run(*two, "train.grad_transport=shared_memory", "train.grad_comm=bf16", expect=2)
-        check("train.grad_transport: shared_memory" in out and "grad_comm is bf16" in out,
-              f"shared_memory with bf16 gradients: exit 2 naming both keys\n{out[-600:]}")
+        # bf16 gradients go through shared memory too (rounded once per rank, averaged in fp32);
+        # fp16 ones only through the process group.
+        _, b16 = r.run(*two, "train.grad_comm=bf16")
+        check(r.summary(b16).get("gradient_sync", {}).get("transport") == "shared_memory",
+              f"bf16 gradients on one host go through shared memory: {r.summary(b16).get('gradient_sync')}")
+        check(losses(b16)[0] == losses(gloo)[0] and losses(b16) != losses(gloo),
+              f"bf16 gradients: the same first loss, then bf16 rounding: {losses(b16)} vs {losses(gloo)}")
+        out, _ = r.run(*two, "train.grad_transport=shared_memory", "train.grad_comm=fp16", expect=2)
+        check("train.grad_transport: shared_memory" in out and "grad_comm is fp16" in out,
+              f"shared_memory with fp16 gradients: exit 2 naming both keys\n{out[-600:]}")
         if not os.path.exists("/dev/nvidia0"):
             out, _ = r.run(*two, "launch.backend=nccl", expect=2)
             check("launch.backend is nccl but no CUDA" in out and out.count("error:") == 1,

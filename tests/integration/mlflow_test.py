@@ -277,6 +277,15 @@ def tracker_keys(server, tmp):
           f"run_name: custom-run names the MLflow run: {[r['info']['run_name'] for r in runs]}")
     check(runs and not params_of(runs[0]), f"log_params: false sends no params: {params_of(runs[0]) if runs else ''}")
     check(runs and "runner.run_dir" in tags_of(runs[0]), "log_params: false still sends the tags")
+    # A run that fails (here its prediction cannot be written: the file name is a folder) is FAILED.
+    exp = experiment_file(tmp, "fails", server, "failing", epochs=1, train=64)
+    code, out = run("run", [exp, "--set", f"output.root={os.path.join(tmp, 'fail_runs')}",
+                            "--set", "predict.enabled=true", "--set", "predict.split=val",
+                            "--set", "predict.output=checkpoints"], timeout=120, expect=1)
+    runs = server.runs("failing")
+    check(len(runs) == 1 and runs[0]["info"]["status"] == "FAILED"
+          and tags_of(runs[0]).get("runner.status") == "failed" and tags_of(runs[0]).get("runner.end_reason"),
+          f"a failed run is FAILED with its reason: {[(r['info']['status'], tags_of(r)) for r in runs]}")
     # timeout_s bounds a request to a server that never answers.
     silent = silent_server()
     exp = experiment_file(tmp, "silent", Server(tmp), "anything")
@@ -290,6 +299,50 @@ def tracker_keys(server, tmp):
     check(re.search(r"timed out after 1\d\d\d milliseconds", out) is not None and took < 20,
           f"timeout_s: 1 should give up on a silent server after about 1 s ({took:.1f} s):\n{out}")
     silent.close()
+
+
+def guarded_server():
+    """An MLflow-like server that refuses every request without `Authorization: Bearer s3cret`
+    (as a server behind a token does) and otherwise knows no experiment."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            ok = self.headers.get("Authorization") == "Bearer s3cret"
+            body = ({"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "no such experiment"} if ok
+                    else {"error_code": "UNAUTHENTICATED", "message": "a token is required"})
+            data = json.dumps(body).encode()
+            self.send_response(404 if ok else 401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def credentials(tmp):
+    httpd = guarded_server()
+    exp = experiment_file(tmp, "guarded", Server(tmp), "anything")
+    with open(exp) as f:
+        text = re.sub(r"tracking_uri: \S+", f"tracking_uri: http://127.0.0.1:{httpd.server_address[1]}", f.read())
+    write(exp, text)
+    _, out = run("validate", [exp], expect=2)
+    check("guarded.yaml:" in out and "HTTP 401" in out and "MLFLOW_TRACKING_TOKEN" in out,
+          f"refused credentials should be exit 2 saying which variables to set:\n{out}")
+    os.environ["MLFLOW_TRACKING_TOKEN"] = "s3cret"
+    try:
+        _, out = run("validate", [exp], expect=0)
+    finally:
+        del os.environ["MLFLOW_TRACKING_TOKEN"]
+    check("warning" not in out, f"MLFLOW_TRACKING_TOKEN should be sent as a bearer token:\n{out}")
+    httpd.shutdown()
 
 
 def validate_checks(server, tmp):
@@ -319,6 +372,7 @@ def main():
         sweep_of_three(server, tmp)
         validate_checks(server, tmp)
         tracker_keys(server, tmp)
+        credentials(tmp)
         server_killed_mid_run(server, tmp)
     finally:
         if server.process and server.process.poll() is None:

@@ -51,13 +51,16 @@ class Bf16CompressHook : public c10d::CppCommHookInterface<c10::intrusive_ptr<c1
 // shared_memory_unsuitable() found every parameter, so every bucket, float32 or float64 on CPU.
 class SharedMemoryHook : public c10d::CommHookInterface {
  public:
-  explicit SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce)
-      : all_reduce_(std::move(all_reduce)) {}
+  /// `bf16`: train.grad_comm bf16, the float32 buckets travel as bf16 (averaged in float32).
+  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce, bool bf16)
+      : all_reduce_(std::move(all_reduce)), bf16_(bf16) {}
 
   c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
     at::Tensor buffer = bucket.getBufferRef();
     const auto count = static_cast<size_t>(buffer.numel());
-    if (buffer.scalar_type() == at::kFloat)
+    if (bf16_)
+      all_reduce_->average_bf16(buffer.data_ptr<float>(), count);
+    else if (buffer.scalar_type() == at::kFloat)
       all_reduce_->average(buffer.data_ptr<float>(), count);
     else
       all_reduce_->average(buffer.data_ptr<double>(), count);
@@ -70,6 +73,7 @@ class SharedMemoryHook : public c10d::CommHookInterface {
 
  private:
   std::shared_ptr<SharedMemoryAllReduce> all_reduce_;
+  bool bf16_;
 };
 
 // Why this run's gradients cannot go through shared memory, or "" when they can.
@@ -80,12 +84,16 @@ std::string shared_memory_unsuitable(const World& world, const DataParallelOptio
   if (world.local_world_size() != world.world_size())
     return "it needs every rank on one host, this run spans " +
            std::to_string(world.world_size() / std::max(1, world.local_world_size())) + " nodes";
-  if (options.grad_comm != "fp32")
-    return "it averages fp32 gradients, train.grad_comm is " + options.grad_comm;
-  for (const auto& p : params)
+  if (options.grad_comm == "fp16")
+    return "it averages fp32 or bf16 gradients, train.grad_comm is fp16";
+  for (const auto& p : params) {
     if (p.scalar_type() != torch::kFloat && p.scalar_type() != torch::kDouble)
       return "it averages float32/float64 gradients, the model has " +
              std::string(c10::toString(p.scalar_type())) + " parameters";
+    if (options.grad_comm == "bf16" && p.scalar_type() != torch::kFloat)
+      return "its bf16 exchange is for float32 gradients, the model has " +
+             std::string(c10::toString(p.scalar_type())) + " parameters";
+  }
   return "";
 }
 
@@ -159,31 +167,39 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
                                            /*gradient_as_bucket_view=*/true, first_cap);
     state_->logger = std::make_shared<c10d::Logger>(state_->reducer);
     state_->reducer->set_logger(state_->logger);
-    if (options_.grad_comm == "fp16")
-      state_->reducer->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
-    else if (options_.grad_comm == "bf16")
-      state_->reducer->register_comm_hook(
-          std::make_unique<Bf16CompressHook>(world_->impl()->group));
   });
-  if (options_.grad_transport == "process_group") return;
+  // One hook per reducer: shared memory (fp32, or bf16 on the wire) where it can, else the
+  // process group's own all-reduce with train.grad_comm's compression.
+  state_->shared_memory = join_shared_memory(params);
+  if (state_->shared_memory)
+    state_->reducer->register_comm_hook(
+        std::make_unique<SharedMemoryHook>(state_->shared_memory, options_.grad_comm == "bf16"));
+  else if (options_.grad_comm == "fp16")
+    state_->reducer->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
+  else if (options_.grad_comm == "bf16")
+    state_->reducer->register_comm_hook(std::make_unique<Bf16CompressHook>(world_->impl()->group));
+}
+
+std::shared_ptr<SharedMemoryAllReduce> DataParallel::join_shared_memory(
+    const std::vector<torch::Tensor>& params) {
+  if (options_.grad_transport == "process_group") return nullptr;
   const std::string unsuitable = shared_memory_unsuitable(*world_, options_, params);
   const bool required = options_.grad_transport == "shared_memory";
   if (!unsuitable.empty()) {
     if (required)
       throw ConfigError("train.grad_transport: shared_memory cannot be used here: " + unsuitable +
                         " (use auto or process_group)");
-    return;
+    return nullptr;
   }
   std::string why_not;
-  state_->shared_memory = join_shared_memory_all_reduce(*world_, why_not);
-  if (!state_->shared_memory) {
+  auto joined = join_shared_memory_all_reduce(*world_, why_not);
+  if (!joined) {
     const std::string message = fmt::format(
         "rank {}: gradients cannot go through shared memory ({})", world_->rank(), why_not);
     if (required) throw Error(message + "; set train.grad_transport: process_group");
     if (world_->is_main()) spdlog::warn("{}; they go through Gloo instead", message);
-    return;
   }
-  state_->reducer->register_comm_hook(std::make_unique<SharedMemoryHook>(state_->shared_memory));
+  return joined;
 }
 
 std::string DataParallel::transport() const {

@@ -20,18 +20,22 @@
 
 namespace runner::dist {
 
+class SharedMemoryAllReduce;
+
 struct DataParallelOptions {
   double bucket_cap_mb = 25.0;          ///< gradient bucket size (PyTorch's default 25 MB)
   bool find_unused_parameters = false;  ///< tolerate parameters without a gradient in a step
   bool broadcast_buffers = true;        ///< copy rank 0's buffers (BatchNorm stats) each step
   bool match_gradient_layout = true;    ///< see match_gradient_layout (false: for benchmarks)
-  /// The dtype gradients travel in: "fp32", or "fp16" / "bf16" (DDP's fp16_compress_hook /
-  /// bf16_compress_hook: each bucket is cast, divided by the world size, all-reduced and cast
-  /// back; half the bytes, at half-precision rounding of the averaged gradient).
+  /// The dtype gradients travel in: "fp32", or "fp16" / "bf16" (half the bytes). Through the
+  /// process group as DDP's fp16_compress_hook / bf16_compress_hook (each bucket cast, divided by
+  /// the world size, all-reduced and cast back); bf16 through shared memory as each rank's
+  /// gradient rounded to bf16 once, averaged in float32, the mean rounded to bf16 once.
   std::string grad_comm = "fp32";
   /// How gradients travel: "auto" (through shared memory when every rank is a CPU process on
-  /// one host and gradients go in fp32, else the process group), "shared_memory" (required: an
-  /// error where it cannot be used), "process_group" (Gloo or NCCL, as PyTorch's DDP).
+  /// one host and gradients go in fp32 or bf16, else the process group), "shared_memory"
+  /// (required: an error where it cannot be used), "process_group" (Gloo or NCCL, as PyTorch's
+  /// DDP).
   std::string grad_transport = "auto";
 };
 
@@ -66,6 +70,11 @@ class DataParallel {
   std::string transport() const;
 
  private:
+  /// The shared-memory all-reduce train.grad_transport asks for and this world allows, or null
+  /// (the process group averages). Collective: every rank calls it.
+  std::shared_ptr<SharedMemoryAllReduce> join_shared_memory(
+      const std::vector<torch::Tensor>& params);
+
   struct State;
   std::shared_ptr<World> world_;
   std::shared_ptr<torch::nn::Module> module_;

@@ -78,6 +78,41 @@ void reduce_share(T* __restrict own, const std::vector<const T*>& others, T* __r
   }
 }
 
+// float32 -> bf16, rounding to nearest even (NaN stays NaN), as ATen's conversion.
+inline uint16_t to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+inline float from_bf16(uint16_t value) {
+  const uint32_t bits = static_cast<uint32_t>(value) << 16;
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
+// The owner's share in bf16: its own values and the others' (bf16 already) summed in float32;
+// the mean rounded to bf16, kept (as float32) and published for the others.
+void reduce_share_bf16(float* __restrict own, const std::vector<const uint16_t*>& others,
+                       uint16_t* __restrict published, size_t count, float world_size) {
+  constexpr size_t kBlock = 1024;
+  float sum[kBlock];
+  for (size_t begin = 0; begin < count; begin += kBlock) {
+    const size_t n = std::min(kBlock, count - begin);
+    for (size_t i = 0; i < n; ++i) sum[i] = from_bf16(to_bf16(own[begin + i]));
+    for (const uint16_t* __restrict other : others)
+      for (size_t i = 0; i < n; ++i) sum[i] += from_bf16(other[begin + i]);
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t mean = to_bf16(sum[i] / world_size);
+      published[begin + i] = mean;
+      own[begin + i] = from_bf16(mean);
+    }
+  }
+}
+
 }  // namespace
 
 // What lives at the start of the segment: the header, then one record per rank, each on its
@@ -309,6 +344,43 @@ void SharedMemoryAllReduce::average_chunked(T* data, size_t count) {
   }
 }
 
+// average_chunked with bf16 in the slots: twice the elements per chunk, half the bytes staged
+// and copied back; the sums stay float32.
+void SharedMemoryAllReduce::average_chunked_bf16(float* data, size_t count) {
+  const size_t per_chunk = chunk_bytes_ / sizeof(uint16_t);
+  std::vector<const uint16_t*> others;
+  for (size_t start = 0; start < count; start += per_chunk) {
+    const size_t n = std::min(per_chunk, count - start);
+    float* chunk = data + start;
+    const int parity = static_cast<int>(chunks_++ & 1);
+    const size_t share =
+        round_up((n + world_size_ - 1) / world_size_, kCacheLine / sizeof(uint16_t));
+    auto share_begin = [&](int rank) { return std::min(n, share * static_cast<size_t>(rank)); };
+    auto share_size = [&](int rank) { return share_begin(rank + 1) - share_begin(rank); };
+    auto* own_slot = reinterpret_cast<uint16_t*>(slot(parity, rank_));
+
+    for (int rank = 0; rank < world_size_; ++rank)
+      if (rank != rank_)
+        for (size_t i = share_begin(rank), end = i + share_size(rank); i < end; ++i)
+          own_slot[i] = to_bf16(chunk[i]);
+    barrier();
+    others.clear();
+    for (int rank = 0; rank < world_size_; ++rank)
+      if (rank != rank_)
+        others.push_back(reinterpret_cast<const uint16_t*>(slot(parity, rank)) +
+                         share_begin(rank_));
+    reduce_share_bf16(chunk + share_begin(rank_), others, own_slot + share_begin(rank_),
+                      share_size(rank_), static_cast<float>(world_size_));
+    barrier();
+    for (int rank = 0; rank < world_size_; ++rank) {
+      if (rank == rank_) continue;
+      const uint16_t* result = reinterpret_cast<const uint16_t*>(slot(parity, rank));
+      for (size_t i = share_begin(rank), end = i + share_size(rank); i < end; ++i)
+        chunk[i] = from_bf16(result[i]);
+    }
+  }
+}
+
 // Rank 0 creates the segment and sends its name; every rank attaches; the ranks agree whether
 // all of them could.
 std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& world,
@@ -352,5 +424,8 @@ std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& worl
 
 void SharedMemoryAllReduce::average(float* data, size_t count) { average_chunked(data, count); }
 void SharedMemoryAllReduce::average(double* data, size_t count) { average_chunked(data, count); }
+void SharedMemoryAllReduce::average_bf16(float* data, size_t count) {
+  average_chunked_bf16(data, count);
+}
 
 }  // namespace runner::dist

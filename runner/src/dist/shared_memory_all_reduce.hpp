@@ -49,6 +49,10 @@ class SharedMemoryAllReduce {
   /// arrive within the timeout.
   void average(float* data, size_t count);
   void average(double* data, size_t count);
+  /// The same with half the bytes through the segment (train.grad_comm bf16): each rank's values
+  /// rounded to bf16 once, their mean taken in float32 and rounded to bf16 once; every rank gets
+  /// the same float32 values (bf16 ones).
+  void average_bf16(float* data, size_t count);
 
  private:
   struct Layout;
@@ -56,6 +60,7 @@ class SharedMemoryAllReduce {
                         size_t bytes);
   template <typename T>
   void average_chunked(T* data, size_t count);
+  void average_chunked_bf16(float* data, size_t count);
   /// Waits until every rank has arrived at barrier number `++barriers_`.
   void barrier();
   /// The staging slot of `rank` in slot set `parity`.

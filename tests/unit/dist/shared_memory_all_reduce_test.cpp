@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <c10/util/BFloat16.h>
 #include <gtest/gtest.h>
 
 #include "runner/error.hpp"
@@ -110,6 +111,48 @@ TEST(SharedMemoryAllReduce, EveryRankGetsTheMeanOfTwoRanks) {
 
 TEST(SharedMemoryAllReduce, EveryRankGetsTheMeanOfThreeRanksInDouble) {
   expect_every_rank_gets_the_same_mean<double>(3, {5, 511, 512, 513, 40000});
+}
+
+// train.grad_comm bf16 through shared memory: every rank gets the same bits, and they are ATen's
+// bf16 rounding of the float32 mean of each rank's value rounded to bf16 (one rounding per
+// rank, one of the mean: the sum itself is not rounded, unlike a bf16 all-reduce).
+TEST(SharedMemoryAllReduce, Bf16EveryRankGetsTheRoundedMeanOfRoundedValues) {
+  for (int world_size : {2, 3}) {
+    SCOPED_TRACE(std::to_string(world_size) + " ranks");
+    runner::testing::TempDir dir;
+    const std::vector<size_t> counts = {1, 31, 32, 33, 2047, 2048, 2049, 0, 100003};
+    auto codes = run_ranks(world_size, 4096, 30, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+      std::ofstream out(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
+      for (size_t count : counts) {
+        std::vector<float> data(count);
+        for (size_t i = 0; i < count; ++i) data[i] = rank_value<float>(rank, i);
+        all_reduce.average_bf16(data.data(), data.size());
+        out.write(reinterpret_cast<const char*>(data.data()), count * sizeof(float));
+      }
+      return out.good() ? 0 : 1;
+    });
+    for (int code : codes) EXPECT_EQ(code, 0);
+    std::vector<std::vector<char>> results;
+    for (int rank = 0; rank < world_size; ++rank) {
+      std::ifstream in(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
+      results.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    for (int rank = 1; rank < world_size; ++rank)
+      EXPECT_EQ(results[rank], results[0]) << "rank " << rank << " got other bits than rank 0";
+    const float* mean = reinterpret_cast<const float*>(results[0].data());
+    size_t at = 0, wrong = 0;
+    for (size_t count : counts) {
+      for (size_t i = 0; i < count; ++i, ++at) {
+        float sum = 0;
+        for (int rank = 0; rank < world_size; ++rank)
+          sum += static_cast<float>(c10::BFloat16(rank_value<float>(rank, i)));
+        const float expected = static_cast<float>(c10::BFloat16(sum / world_size));
+        if (mean[at] != expected) ++wrong;
+      }
+    }
+    EXPECT_EQ(at * sizeof(float), results[0].size());
+    EXPECT_EQ(wrong, 0u) << "elements that are not the bf16 mean";
+  }
 }
 
 TEST(SharedMemoryAllReduce, ARankThatExitsIsNamedInsteadOfAHang) {
