@@ -67,6 +67,19 @@ std::vector<int> run_ranks(int world_size, size_t chunk_bytes, double timeout_s,
   return codes;
 }
 
+// What each rank wrote to dir/rank<N>, checked to be the same bytes on every rank.
+std::vector<std::vector<char>> same_bits_on_every_rank(const runner::testing::TempDir& dir,
+                                                       int world_size) {
+  std::vector<std::vector<char>> results;
+  for (int rank = 0; rank < world_size; ++rank) {
+    std::ifstream in(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
+    results.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (int rank = 1; rank < world_size; ++rank)
+    EXPECT_EQ(results[rank], results[0]) << "rank " << rank << " got other bits than rank 0";
+  return results;
+}
+
 template <typename T>
 void expect_every_rank_gets_the_same_mean(int world_size, const std::vector<size_t>& counts) {
   runner::testing::TempDir dir;
@@ -83,13 +96,7 @@ void expect_every_rank_gets_the_same_mean(int world_size, const std::vector<size
   });
   for (int code : codes) EXPECT_EQ(code, 0);
 
-  std::vector<std::vector<char>> results;
-  for (int rank = 0; rank < world_size; ++rank) {
-    std::ifstream in(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
-    results.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  for (int rank = 1; rank < world_size; ++rank)
-    EXPECT_EQ(results[rank], results[0]) << "rank " << rank << " got other bits than rank 0";
+  const std::vector<std::vector<char>> results = same_bits_on_every_rank(dir, world_size);
   const T* mean = reinterpret_cast<const T*>(results[0].data());
   size_t at = 0, wrong = 0;
   for (size_t count : counts) {
@@ -132,13 +139,7 @@ TEST(SharedMemoryAllReduce, Bf16EveryRankGetsTheRoundedMeanOfRoundedValues) {
       return out.good() ? 0 : 1;
     });
     for (int code : codes) EXPECT_EQ(code, 0);
-    std::vector<std::vector<char>> results;
-    for (int rank = 0; rank < world_size; ++rank) {
-      std::ifstream in(dir.path().string() + "/rank" + std::to_string(rank), std::ios::binary);
-      results.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    }
-    for (int rank = 1; rank < world_size; ++rank)
-      EXPECT_EQ(results[rank], results[0]) << "rank " << rank << " got other bits than rank 0";
+    const std::vector<std::vector<char>> results = same_bits_on_every_rank(dir, world_size);
     const float* mean = reinterpret_cast<const float*>(results[0].data());
     size_t at = 0, wrong = 0;
     for (size_t count : counts) {
