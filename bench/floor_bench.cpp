@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "config/schema_validator.hpp"
+#include "runner/models/compute_copies.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
       if (p.dim() == 4) p.set_data(p.data().contiguous(torch::MemoryFormat::ChannelsLast));
   }
   model->train();
+  // FLOOR_COMPUTE_COPIES=0: autocast casts every weight each forward (no kept bf16 copies).
+  const char* copies = std::getenv("FLOOR_COMPUTE_COPIES");
+  runner::models::set_compute_copies(copies == nullptr || std::string(copies) != "0");
   const auto& adam = runner::registries().optimizers.at("adam");
   // The adam plugin's schema defaults, as a config that names only lr gets them.
   nlohmann::json adam_params = {{"lr", 1e-3}};
@@ -81,9 +85,11 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "{\"backbone\":\"%s\",\"size\":%lld,\"batch\":%lld,\"threads\":%d,\"steps\":%d,"
-      "\"precision\":\"%s\",\"channels_last\":%s,\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
+      "\"precision\":\"%s\",\"channels_last\":%s,\"compute_copies\":%s,\"images_per_s\":%.3f,\"ms_"
+      "per_step\":%.3f}\n",
       name.c_str(), static_cast<long long>(size), static_cast<long long>(batch), threads, steps,
-      precision.c_str(), channels_last ? "true" : "false", steps * batch / seconds,
+      precision.c_str(), channels_last ? "true" : "false",
+      runner::models::compute_copies_on() ? "true" : "false", steps * batch / seconds,
       1000.0 * seconds / steps);
   return 0;
 }

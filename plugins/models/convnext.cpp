@@ -5,6 +5,7 @@
 #include "depthwise_conv.hpp"
 #include "layers.hpp"
 #include "models.hpp"
+#include "runner/models/compute_copies.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/layer_decay.hpp"
 
@@ -40,14 +41,21 @@ class ConvNextBlockImpl : public torch::nn::Module {
     }
   }
 
+  static torch::Tensor pointwise(const torch::Tensor& x, const torch::nn::Conv2d& conv) {
+    return torch::conv2d(x, compute_weight(conv->weight), compute_weight(conv->bias));
+  }
+
   torch::Tensor forward(torch::Tensor x) {
     torch::Tensor shortcut = x;
     x = depthwise_conv2d(x, conv_dw_->weight, conv_dw_->bias);
+    // The MLP holds nearly all the weights: under bf16 autocast it reads their kept bf16 copies.
     if (conv_mlp_) {
-      x = fc2_conv_(torch::gelu(fc1_conv_(norm_(x))));
+      x = pointwise(norm_(x), fc1_conv_);
+      x = pointwise(torch::gelu(x), fc2_conv_);
     } else {
       x = x.permute({0, 2, 3, 1});
-      x = fc2_(torch::gelu(fc1_(norm_(x))));
+      x = torch::linear(norm_(x), compute_weight(fc1_->weight), compute_weight(fc1_->bias));
+      x = torch::linear(torch::gelu(x), compute_weight(fc2_->weight), compute_weight(fc2_->bias));
       x = x.permute({0, 3, 1, 2});
     }
     x = x.mul(gamma_.reshape({1, -1, 1, 1}));

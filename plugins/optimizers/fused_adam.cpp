@@ -7,15 +7,52 @@
 #include <tuple>
 #include <vector>
 
+#include "optimizers/adam_with_copy.hpp"
 #include "optimizers/state_key.hpp"
+#include "runner/models/compute_copies.hpp"
 
 namespace runner::optim {
 namespace {
 
+// A parameter whose bf16 compute copy the step writes (runner/models/compute_copies.hpp).
+struct WithCopy {
+  torch::Tensor param, grad, exp_avg, exp_avg_sq, copy, step;
+  bool in_same_pass;  // runner's kernel; otherwise ATen's step, then the copy written from it
+};
+
 // One fused call's tensors: the kernel wants one device and dtype per call.
 struct FusedLists {
   std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
+  std::vector<WithCopy> with_copy;
+  torch::Device device = torch::kCPU;
 };
+
+// The bf16 copy of `p` to write in this step, when the forward keeps one and nothing in this
+// step's arithmetic (amsgrad, a loss scaler's skip) is beyond runner's kernel.
+torch::Tensor copy_to_write(const torch::Tensor& p, bool amsgrad, bool may_skip) {
+  if (amsgrad || may_skip || !p.is_cpu() || p.scalar_type() != torch::kFloat) return {};
+  return models::compute_copy_to_write(p);
+}
+
+// A CPU tensor's one value, read in place (no host read: the engine's lr and step counts for
+// CPU parameters live in host memory).
+double value_in_place(const torch::Tensor& t) {
+  TORCH_CHECK(t.is_cpu() && t.numel() == 1, "internal: a one-value CPU tensor");
+  return t.scalar_type() == torch::kDouble ? *t.data_ptr<double>()
+                                           : static_cast<double>(*t.data_ptr<float>());
+}
+
+// runner's kernel over the parameters whose copy it writes in the same pass.
+void step_with_copies(const std::vector<WithCopy>& with_copy, const AdamStepOptions& options) {
+  for (const auto& w : with_copy) {
+    if (!w.in_same_pass) continue;
+    adam_step_with_copy(w.param, w.grad, w.exp_avg, w.exp_avg_sq, w.copy, value_in_place(w.step),
+                        options);
+    models::compute_copy_written(w.param);  // the weight's version moves, as an in-place op's
+    w.exp_avg.unsafeGetTensorImpl()->bump_version();
+    w.exp_avg_sq.unsafeGetTensorImpl()->bump_version();
+  }
+}
 
 }  // namespace
 
@@ -54,15 +91,25 @@ void FusedAdam<Base, GroupOptions, ParamState, decoupled>::update(const torch::T
       if (amsgrad && !state.max_exp_avg_sq().defined())
         state.max_exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
       FusedLists& l = lists[{p.device().str(), static_cast<int>(p.scalar_type())}];
+      l.device = p.device();
+      torch::Tensor& count = step_counts_[p.unsafeGetTensorImpl()];
+      if (!count.defined() || count.device() != p.device())  // first step, or after a load
+        count = torch::full({}, static_cast<double>(state.step()),
+                            torch::TensorOptions().dtype(torch::kFloat).device(p.device()));
+      const torch::Tensor copy = copy_to_write(p, amsgrad, skip.has_value());
+      if (copy.defined()) {
+        const bool in_same_pass =
+            adam_with_copy_supported() &&
+            adam_with_copy_applies(p, p.grad(), state.exp_avg(), state.exp_avg_sq(), copy);
+        l.with_copy.push_back(
+            {p, p.grad(), state.exp_avg(), state.exp_avg_sq(), copy, count, in_same_pass});
+        if (in_same_pass) continue;
+      }
       l.params.push_back(p);
       l.grads.push_back(p.grad());
       l.exp_avgs.push_back(state.exp_avg());
       l.exp_avg_sqs.push_back(state.exp_avg_sq());
       if (amsgrad) l.max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
-      torch::Tensor& count = step_counts_[p.unsafeGetTensorImpl()];
-      if (!count.defined() || count.device() != p.device())  // first step, or after a load
-        count = torch::full({}, static_cast<double>(state.step()),
-                            torch::TensorOptions().dtype(torch::kFloat).device(p.device()));
       l.steps.push_back(count);
     }
     const double beta1 = std::get<0>(options.betas());
@@ -70,15 +117,23 @@ void FusedAdam<Base, GroupOptions, ParamState, decoupled>::update(const torch::T
     for (auto& [key, l] : lists) {
       // The kernel reads the count of the step it takes: one more, or the same on a step the
       // loss scaler skips (the kernel then changes nothing), as torch's fused Adam counts.
-      const torch::Device device = l.params.front().device();
+      const torch::Device device = l.device;
       torch::Tensor& increment = increments[device.str()];
       if (!increment.defined())
         increment =
             skip ? (1.0f - skip->to(device).reshape(at::IntArrayRef{})).to(torch::kFloat)
                  : torch::ones({}, torch::TensorOptions().dtype(torch::kFloat).device(device));
-      at::_foreach_add_(l.steps, increment);
+      std::vector<torch::Tensor> every_step = l.steps;
+      for (const auto& w : l.with_copy)
+        if (w.in_same_pass) every_step.push_back(w.step);
+      at::_foreach_add_(every_step, increment);
       const torch::Tensor group_lr =
           lr.defined() ? optim::group_lr_tensor(lr, options.lr(), first_lr) : torch::Tensor();
+      if (!l.with_copy.empty())
+        step_with_copies(l.with_copy,
+                         {group_lr.defined() ? value_in_place(group_lr) : options.lr(), beta1,
+                          beta2, options.weight_decay(), options.eps(), decoupled});
+      if (l.params.empty()) continue;
       if constexpr (decoupled) {
         if (group_lr.defined())
           at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs,
@@ -97,6 +152,11 @@ void FusedAdam<Base, GroupOptions, ParamState, decoupled>::update(const torch::T
           at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                            options.lr(), beta1, beta2, options.weight_decay(), options.eps(),
                            amsgrad, /*maximize=*/false, std::nullopt, skip);
+      }
+      for (const auto& w : l.with_copy) {  // stepped by ATen above: the copy from the result
+        if (w.in_same_pass) continue;
+        w.copy.copy_(w.param);
+        models::compute_copy_written(w.param);
       }
     }
   }

@@ -9,6 +9,9 @@
 // serialisation are the base class's (AdamParamState: int64 step, exp_avg, exp_avg_sq,
 // max_exp_avg_sq), so checkpoints are unchanged both ways; the int64 step is brought up to date
 // from the device before a save (state_to_host).
+// Under CPU bf16 autocast, a weight the model reads as a kept bf16 copy
+// (runner/models/compute_copies.hpp) is stepped by runner's kernel, which writes the copy in the
+// same pass with ATen's arithmetic (adam_with_copy.hpp): the same bits, one pass fewer.
 
 #include <map>
 

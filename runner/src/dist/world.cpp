@@ -350,6 +350,9 @@ void World::broadcast_module(torch::nn::Module& module) {
   with_rank_context(*this, "broadcast of the model's parameters and buffers", [&] {
     c10d::broadcast_coalesced(impl_->group, tensors, 250u * 1024u * 1024u, 0);
   });
+  // Written by the backend: their versions move as an in-place op's would (a kept bf16 compute
+  // copy of a weight is written again from the weight when its version moved).
+  for (auto& t : tensors) t.unsafeGetTensorImpl()->bump_version();
 }
 
 torch::Tensor interleave_gathered(const torch::Tensor& gathered, const torch::Tensor& valid) {

@@ -5,11 +5,17 @@
 #include <filesystem>
 #include <sstream>
 
+#include <ATen/Version.h>
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "optimizers/adam_with_copy.hpp"
+#include "optimizers/adam_with_copy_loop.hpp"
+
 #include "plugin_params.hpp"
 #include "runner/error.hpp"
+#include "runner/models/compute_copies.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
 #include "temp_files.hpp"
@@ -444,3 +450,94 @@ TEST(Optimizers, CheckpointsOfTheFirstPluginAbiLoadAndContinue) {
 }
 
 }  // namespace
+
+// Adam and AdamW under bf16 autocast with a model that reads kept bf16 copies of its weights
+// (runner::models::compute_weight, as the native ConvNeXt's MLP does): the update writes the
+// copies in the same pass, and training takes the same steps, bit for bit, as with autocast's
+// cast every forward (copies off): weights and moments; each copy is its weight's bf16 rounding.
+namespace {
+
+struct CopyReadingMlp : torch::nn::Module {
+  CopyReadingMlp() {
+    fc1 = register_module("fc1", torch::nn::Linear(37, 67));  // 67: a vector part and a tail
+    fc2 = register_module("fc2", torch::nn::Linear(67, 10));
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    using runner::models::compute_weight;
+    const torch::Tensor h =
+        torch::linear(x, compute_weight(fc1->weight), compute_weight(fc1->bias));
+    return torch::linear(torch::gelu(h), compute_weight(fc2->weight), compute_weight(fc2->bias));
+  }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+
+struct Trained {
+  std::vector<torch::Tensor> params, copies;
+};
+
+Trained train_under_bf16(const std::string& optimizer_name, const nlohmann::json& user,
+                         bool copies) {
+  runner::models::set_compute_copies(copies);
+  torch::manual_seed(11);
+  CopyReadingMlp model;
+  auto optimizer = make(optimizer_name, user, model);
+  const torch::Tensor x = torch::randn({16, 37});
+  const torch::Tensor y = torch::randint(0, 10, {16});
+  for (int step = 0; step < 4; ++step) {
+    optimizer->torch_optimizer().zero_grad();
+    torch::Tensor logits;
+    {
+      at::autocast::set_autocast_enabled(at::kCPU, true);
+      at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+      logits = model.forward(x);
+      at::autocast::set_autocast_enabled(at::kCPU, false);
+      at::autocast::clear_cache();
+    }
+    torch::nn::functional::cross_entropy(logits.to(torch::kFloat), y).backward();
+    engine_step(*optimizer, {}, 1e-2 * (step + 1));  // a scheduled lr
+  }
+  Trained out;
+  for (const auto& p : model.parameters()) {
+    out.params.push_back(p.detach().clone());
+    out.copies.push_back(runner::models::compute_copy_to_write(p));
+  }
+  runner::models::set_compute_copies(true);
+  return out;
+}
+
+bool same_float_bits(const torch::Tensor& a, const torch::Tensor& b) {
+  return torch::equal(a.view(torch::kInt32), b.view(torch::kInt32));
+}
+
+}  // namespace
+
+TEST(Optimizers, AdamAndAdamwWriteTheBf16CopiesAndStepAsWithAutocastsCast) {
+  const std::vector<std::pair<std::string, nlohmann::json>> cases = {
+      {"adam", nlohmann::json::object()},
+      {"adam", {{"weight_decay", 0.05}, {"betas", {0.3, 0.99}}}},  // ATen's other lerp form
+      {"adamw", nlohmann::json::object()},
+      {"adamw", {{"weight_decay", 0.2}, {"weight_decay_exclude", nlohmann::json::array()}}}};
+  for (const auto& [name, user] : cases) {
+    const Trained with = train_under_bf16(name, user, true);
+    const Trained without = train_under_bf16(name, user, false);
+    ASSERT_EQ(with.params.size(), without.params.size());
+    for (size_t i = 0; i < with.params.size(); ++i) {
+      EXPECT_TRUE(same_float_bits(with.params[i], without.params[i]))
+          << name << " " << user << " #" << i;
+      ASSERT_TRUE(with.copies[i].defined()) << name << ": the update keeps a copy of every weight";
+      EXPECT_TRUE(torch::equal(with.copies[i].view(torch::kInt16),
+                               with.params[i].to(torch::kBFloat16).view(torch::kInt16)))
+          << name << " #" << i;
+      EXPECT_FALSE(without.copies[i].defined());
+    }
+  }
+}
+
+TEST(Optimizers, RunnersAdamKernelIsTheOneThatRunsOnAvx2Machines) {
+  // The probe steps every branch with ATen's kernel and runner's and compares the bits; on the
+  // machines this project builds on (ATen's AVX2 kernels, a CPU with FMA) runner's must pass it,
+  // or the copies cost a second pass.
+  if (at::get_cpu_capability() != "AVX2" || !runner::optim::cpu_has_avx2_fma())
+    GTEST_SKIP() << "ATen runs its " << at::get_cpu_capability() << " kernels here";
+  EXPECT_TRUE(runner::optim::adam_with_copy_supported());
+}
