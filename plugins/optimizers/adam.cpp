@@ -3,8 +3,10 @@
 
 #include <torch/torch.h>
 
+#include "optimizers/adam_with_copy.hpp"
 #include "optimizers/common.hpp"
 #include "optimizers/fused_adam.hpp"
+#include "runner/models/compute_copies.hpp"
 #include "runner/optim/optimizer.hpp"
 
 namespace runner::optim {
@@ -32,6 +34,7 @@ std::unique_ptr<optim::Optimizer> make_adam(const nlohmann::json& params,
 }  // namespace
 
 void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
+  models::set_compute_copy_writer(adam_with_copy_description);
   registry.add("adam", make_adam<torch::optim::AdamOptions, FusedAdamL2>,
                schemas::optimizer(1e-3, 0.0, adam_properties()),
                "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");

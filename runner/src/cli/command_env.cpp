@@ -46,6 +46,12 @@ int command_env(const Args& args) {
             << "NCCL            " << env["nccl"].get<std::string>() << "\n"
             << "Gloo            " << env["gloo"].get<std::string>() << "\n"
             << "CPU cores       " << env["cpu_cores"].get<unsigned>() << "\n"
+            << "ATen CPU        " << env["aten_cpu_capability"].get<std::string>()
+            << " kernels; native bf16: "
+            << (env["cpu_native_bf16"].is_string() ? env["cpu_native_bf16"].get<std::string>()
+                                                   : std::string("no"))
+            << "\n"
+            << "bf16 copies     " << env["bf16_weight_copies"].get<std::string>() << "\n"
             << "torch threads   " << env["torch_threads"].get<int>() << " intra-op, "
             << env["torch_interop_threads"].get<int>() << " inter-op\n"
             << "loaded from\n";

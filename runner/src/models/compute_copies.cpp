@@ -122,6 +122,21 @@ void compute_copy_written(const torch::Tensor& param) {
 
 void set_compute_copies(bool on) { copies_on.store(on, std::memory_order_relaxed); }
 
+namespace {
+std::function<std::string()>& copy_writer() {
+  static std::function<std::string()> describe;
+  return describe;
+}
+}  // namespace
+
+void set_compute_copy_writer(std::function<std::string()> describe) {
+  copy_writer() = std::move(describe);
+}
+
+std::string compute_copy_writer() {
+  return copy_writer() ? copy_writer()() : std::string("not written by any optimizer");
+}
+
 bool compute_copies_on() { return copies_on.load(std::memory_order_relaxed); }
 
 }  // namespace runner::models

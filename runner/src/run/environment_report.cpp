@@ -2,6 +2,7 @@
 
 #include "runner_build_info.hpp"
 
+#include <ATen/Version.h>
 #include <spdlog/version.h>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -11,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "runner/models/compute_copies.hpp"
 #include "util/cpu_features.hpp"
 
 namespace runner::run {
@@ -85,6 +87,10 @@ nlohmann::json environment_report() {
   // What precision: bf16 (and fp16) run as on this CPU.
   const std::string bf16 = util::native_bf16_feature();
   env["cpu_native_bf16"] = bf16.empty() ? nlohmann::json(false) : nlohmann::json(bf16);
+  // Which of ATen's CPU kernels run (ATEN_CPU_CAPABILITY may choose), and what follows for the
+  // optimizer-written bf16 copies (their writer probes those kernels).
+  env["aten_cpu_capability"] = at::get_cpu_capability();
+  env["bf16_weight_copies"] = models::compute_copy_writer();
   env["torch_threads"] = torch::get_num_threads();
   env["torch_interop_threads"] = torch::get_num_interop_threads();
   env["libraries"] = loaded_libraries();

@@ -8,6 +8,7 @@
 #include "launch/world_env.hpp"
 #include "log/logging.hpp"
 #include "runner/error.hpp"
+#include "runner/models/compute_copies.hpp"
 #include "train/device_options.hpp"
 #include "util/cpu_cores.hpp"
 #include "util/cpu_features.hpp"
@@ -35,9 +36,21 @@ torch::Device choose_device(const config::LaunchOptions& launch, const dist::Wor
 // or when it is slow. CPUs have no fp16 kernels: fp16 runs as bf16 where the CPU has native
 // bf16 (autocast in bf16 is then faster than fp32: convnext_small 1.35x whole-run here), else
 // as fp32.
+Precision precision_cpu(Precision wanted, bool main, std::string* why_different);
+
+// Under CPU bf16 the native models read kept bf16 copies of their weights; how the optimizer
+// writes them depends on ATen's kernels here, said once.
 Precision precision_as_run(Precision wanted, const torch::Device& device, bool main,
                            std::string* why_different) {
   if (!device.is_cpu() || wanted == Precision::kFp32) return wanted;
+  const Precision as_run = precision_cpu(wanted, main, why_different);
+  if (main && as_run == Precision::kBf16 && models::compute_copies_on())
+    spdlog::info("bf16 weight copies (the native convnext's MLP): {}",
+                 models::compute_copy_writer());
+  return as_run;
+}
+
+Precision precision_cpu(Precision wanted, bool main, std::string* why_different) {
   const std::string feature = util::native_bf16_feature();
   if (wanted == Precision::kFp16) {
     *why_different = feature.empty()

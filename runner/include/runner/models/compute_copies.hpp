@@ -8,6 +8,9 @@
 // equals the bf16 rounding of its weight (rewritten from the weight whenever the weight
 // changed by any other means: tracked by the weight's version counter).
 
+#include <functional>
+#include <string>
+
 #include <torch/types.h>
 
 namespace runner::models {
@@ -33,5 +36,11 @@ void compute_copy_written(const torch::Tensor& param);
 /// every forward (benches compare both; the results are the same bits).
 void set_compute_copies(bool on);
 bool compute_copies_on();
+
+/// How the optimizers write the copies on this machine, in one line for `runner env` and
+/// run.json: set by the optimizer plugin that writes them (the core includes no plugin);
+/// "not written by any optimizer" until one is set.
+void set_compute_copy_writer(std::function<std::string()> describe);
+std::string compute_copy_writer();
 
 }  // namespace runner::models
