@@ -10,6 +10,10 @@
 # - scancel of a running job (SIGTERM to every process of the job): last.pt, status interrupted;
 # - a sweep point with launch.slurm_requeue: its array asks --requeue --signal=USR1@N, and a
 #   task signalled through its srun ranks is requeued and continues its point's folder.
+# Every wait is driven by the job's state (slurm_job_until_ended): SLURM holds a requeued job
+# until its BeginTime, about 2 minutes on; the test starts it at once. A failure prints what
+# SLURM knows of the job (its states, scontrol's record, the node, slurmctld's log lines).
+# KEEP_WORK=1 keeps the work folder (the cluster's logs under cluster/) for a look afterwards.
 # Usage: slurm_requeue_test.sh RUNNER SRC
 set -eu
 RUNNER=$(readlink -f "$1")
@@ -23,7 +27,7 @@ if [ -n "$why" ]; then
   exit 77
 fi
 WORK=$(mktemp -d /tmp/runner_slurm_requeue_XXXXXX)
-trap 'stop_slurm_cluster; rm -rf "$WORK"' EXIT
+trap 'stop_slurm_cluster; [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"' EXIT
 mkdir "$WORK/cluster"
 start_slurm_cluster "$WORK/cluster" || { echo "FAIL: could not start the SLURM cluster"; exit 1; }
 cd "$WORK"
@@ -52,19 +56,8 @@ wait_step() {  # RUN_DIR STEP
   done
   echo "FAIL: $1 never reached step $2"; tail -n 20 "$WORK"/*.out 2>/dev/null; exit 1
 }
-job_gone() {  # JOB: wait until squeue no longer lists it
-  for _ in $(seq 900); do
-    [ -z "$(squeue --noheader --jobs="$1" 2>/dev/null)" ] && return 0
-    sleep 0.2
-  done
-  echo "FAIL: job $1 never ended"; squeue; exit 1
-}
-hurry() {  # JOB: SLURM holds a requeued job back a while (its BeginTime); the test need not wait
-  for _ in $(seq 300); do
-    squeue --noheader --jobs="$1" --format=%T 2>/dev/null | grep -q PENDING && break
-    sleep 0.1
-  done
-  scontrol update JobId="$1" StartTime=now >/dev/null 2>&1 || true
+until_ended() {  # JOB LIMIT_S: slurm_job_until_ended, or the test ends here
+  slurm_job_until_ended "$1" "$2" || { echo "FAIL: job $1 did not end"; exit 1; }
 }
 submit() {  # NAME RUN_DIR: an sbatch job that execs runner run, its output in NAME.out
   printf '#!/bin/bash\nexec %q run %q --set output.run_dir=%q\n' "$RUNNER" "$WORK/long.yaml" "$2" >"$1.sbatch"
@@ -80,16 +73,11 @@ OMP_NUM_THREADS=1 "$RUNNER" run long.yaml --set output.run_dir="$WORK/ref" >ref.
 job=$(submit requeue "$WORK/requeued")
 wait_step "$WORK/requeued" 60
 scancel --signal=USR1 --batch "$job"
-hurry "$job"
-for _ in $(seq 600); do
-  grep -q "was requeued (restart 1)" requeue.out 2>/dev/null && break
-  sleep 0.2
-done
-job_gone "$job"
+until_ended "$job" 400
 grep -q "received SIGUSR1 (SLURM's time limit is near)" requeue.out ||
   { echo "FAIL: the launcher did not say it was warned"; failures=$((failures + 1)); }
 grep -q "SLURM job $job was requeued (restart 1): continuing $WORK/requeued from its checkpoints/last.pt" requeue.out ||
-  { echo "FAIL: the requeued job did not continue the run"; tail -n 30 requeue.out; failures=$((failures + 1)); }
+  { echo "FAIL: the requeued job did not continue the run"; tail -n 30 requeue.out; slurm_job_report "$job"; failures=$((failures + 1)); }
 [ "$(status "$WORK/requeued")" = finished ] ||
   { echo "FAIL: the requeued run's status is $(status "$WORK/requeued")"; tail -n 30 requeue.out; failures=$((failures + 1)); }
 grep -q "\"slurm_job_id\": \"$job\"" "$WORK/requeued/run.json" ||
@@ -106,16 +94,10 @@ sed -e 's/train_size: 4096/train_size: 65536/' -e 's/epochs: 2/epochs: 4/' -e 's
 printf '#!/bin/bash\nexec %q run %q --set output.run_dir=%q\n' "$RUNNER" "$WORK/slow.yaml" "$WORK/limited" >limited.sbatch
 job=$(sbatch --parsable --requeue --time=1 --signal=B:USR1@50 --ntasks=1 --cpus-per-task=2 \
   --output="$WORK/limited.out" --open-mode=append --export=ALL,OMP_NUM_THREADS=1 limited.sbatch)
-for _ in $(seq 1200); do
-  state=$(squeue --noheader --jobs="$job" --format=%T 2>/dev/null || true)
-  [ -z "$state" ] && break
-  [ "$state" = PENDING ] && grep -q "SLURM's time limit is near" limited.out 2>/dev/null &&
-    scontrol update JobId="$job" StartTime=now >/dev/null 2>&1
-  sleep 0.5
-done
+until_ended "$job" 600
 requeues=$(grep -c "was requeued (restart" limited.out || true)
 [ "$requeues" -ge 1 ] && [ "$(status "$WORK/limited")" = finished ] ||
-  { echo "FAIL: a job at its time limit: $requeues requeue(s), status $(status "$WORK/limited")"; grep -v "^epoch" limited.out | tail -n 30; failures=$((failures + 1)); }
+  { echo "FAIL: a job at its time limit: $requeues requeue(s), status $(status "$WORK/limited")"; grep -v "^epoch" limited.out | tail -n 30; slurm_job_report "$job"; failures=$((failures + 1)); }
 grep -q "DUE TO TIME LIMIT" limited.out &&
   { echo "FAIL: SLURM's time limit ended a job before its warning was heeded"; failures=$((failures + 1)); }
 
@@ -123,7 +105,7 @@ grep -q "DUE TO TIME LIMIT" limited.out &&
 job=$(submit cancel "$WORK/cancelled")
 wait_step "$WORK/cancelled" 30
 scancel "$job"
-job_gone "$job"
+until_ended "$job" 120
 for _ in $(seq 50); do [ "$(status "$WORK/cancelled")" = interrupted ] && break; sleep 0.2; done
 [ "$(status "$WORK/cancelled")" = interrupted ] ||
   { echo "FAIL: after scancel the status is $(status "$WORK/cancelled")"; tail -n 20 cancel.out; failures=$((failures + 1)); }
@@ -142,10 +124,10 @@ point=$(ls -d out/rq/000-* 2>/dev/null | head -1)
 for _ in $(seq 300); do point=$(ls -d out/rq/000-* 2>/dev/null | head -1); [ -n "$point" ] && break; sleep 0.2; done
 wait_step "$point" 40
 scancel --signal=USR1 "${job}_0"
-hurry "${job}_0"
+until_ended "${job}_0" 400
 expect_exit 0 "$RUNNER" sweep sweep.yaml --summary --wait
 sed -n 2p out/rq/summary.csv | grep -q ",done$" ||
   { echo "FAIL: the requeued point should be done: $(sed -n 2p out/rq/summary.csv)"; failures=$((failures + 1)); }
 grep -q -- "--resume .*/$(basename "$point")" "$point/command.txt" ||
-  { echo "FAIL: the requeued point did not continue its folder: $(cat "$point/command.txt")"; failures=$((failures + 1)); }
+  { echo "FAIL: the requeued point did not continue its folder: $(cat "$point/command.txt")"; slurm_job_report "${job}_0"; failures=$((failures + 1)); }
 finish
