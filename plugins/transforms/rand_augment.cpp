@@ -171,9 +171,19 @@ void register_rand_augment(Registry<TransformFactory>& registry) {
             "write timm's form, e.g. rand-m9-mstd0.5-inc1 (sections m, n, p, mstd, mmax, inc "
             "after 'rand')"},
            {"default", nullptr},
+           {"x-runner-covers",
+            {{"num_ops", "n"},
+             {"magnitude", "m"},
+             {"magnitude_std", "mstd"},
+             {"magnitude_max", "mmax"},
+             {"increasing", "inc"},
+             {"p", "p"}}},
            {"description",
-            "timm's string, e.g. rand-m9-mstd0.5-inc1 (sections m, n, p, mstd, mmax, inc); "
-            "what it names replaces the keys below."}}},
+            "timm's string, e.g. rand-m9-mstd0.5-inc1 (sections m, n, p, mstd, mmax, inc), "
+            "meaning what it means to timm 1.0.31: a section it leaves out takes timm's "
+            "default (m10, n2, p0.5, mstd0, mmax10, inc0), not the keys' defaults below. The "
+            "keys it covers (num_ops, magnitude, magnitude_std, magnitude_max, increasing, p) "
+            "cannot be set beside it; fill and interpolation can."}}},
          {"num_ops",
           {{"type", "integer"},
            {"minimum", 1},

@@ -55,7 +55,9 @@ std::vector<PlannedOp> plan_ops(Random& random, const Options& o) {
   return plan;
 }
 
-// timm's config string: rand-m9-n2-mstd0.5-mmax10-inc1-p0.5 (sections in any order).
+// timm's config string: rand-m9-n2-mstd0.5-mmax10-inc1-p0.5 (sections in any order). As in
+// timm 1.0.31's rand_augment_transform, a section the string leaves out takes timm's default,
+// not the option's: m 10, n 2, p 0.5, mstd 0, mmax 10, inc 0 (interpolation and fill stay).
 inline void apply_config_string(const std::string& text, Options& o) {
   const auto bad = [&](const std::string& why) {
     throw ConfigError("transform rand_augment: config '" + text + "': " + why +
@@ -72,6 +74,12 @@ inline void apply_config_string(const std::string& text, Options& o) {
     start = dash + 1;
   }
   if (sections.empty() || sections[0] != "rand") bad("it does not begin with 'rand'");
+  o.num_ops = 2;
+  o.magnitude = 10;
+  o.magnitude_std = 0;
+  o.magnitude_max = 10;
+  o.increasing = false;
+  o.p = 0.5;
   static const std::regex section(R"(^(mstd|mmax|inc|m|n|p)(\d+(\.\d*)?)$)");
   for (size_t i = 1; i < sections.size(); ++i) {
     std::smatch m;
@@ -83,7 +91,8 @@ inline void apply_config_string(const std::string& text, Options& o) {
     if (key == "p") o.p = value;
     if (key == "mstd")
       o.magnitude_std = value > 100 ? std::numeric_limits<double>::infinity() : value;
-    if (key == "mmax") o.magnitude_max = std::floor(value);
+    // timm clips at `magnitude_max or 10`: mmax0 is the default 10.
+    if (key == "mmax") o.magnitude_max = std::floor(value) == 0 ? 10 : std::floor(value);
     if (key == "inc") o.increasing = static_cast<int>(value) != 0;
   }
 }

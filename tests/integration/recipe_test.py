@@ -296,10 +296,29 @@ check(close(steps(not_augmented), steps(unflipped), 1e-6) and
       not close(steps(augmented), steps(not_augmented), 1e-4),
       "rand_augment p 1 augments (other losses), p 0 trains as without it")
 for variant in ("num_ops=1", "magnitude=3", "magnitude_std=0", "magnitude_max=5",
-                "increasing=false", "fill=0", "interpolation=bilinear",
-                "config=rand-m5-n3-mstd0-inc0"):
+                "increasing=false", "fill=0", "interpolation=bilinear"):
     _, changed = augment(variant)
     check(not close(steps(changed), steps(augmented), 1e-5), f"rand_augment {variant} changes it")
+
+
+def augment_config(config):  # the string alone (p from the string: p1)
+    return augment(raw=[f"data.train_transforms=[{{name: rand_augment, config: {config}}}, "
+                        "{name: normalize, mean: 0.5, std: 0.25}]"])
+
+
+# A full string trains as the keys it names (runner's defaults are rand-m9-mstd0.5-inc1 + p);
+# a string that leaves mstd out has no magnitude noise (timm's mstd0), whatever the key's default.
+_, full_string = augment_config("rand-m9-mstd0.5-inc1-p1")
+check(close(steps(full_string), steps(augmented), 1e-6),
+      "config rand-m9-mstd0.5-inc1-p1 trains as num_ops 2, magnitude 9, magnitude_std 0.5, p 1")
+_, no_mstd = augment_config("rand-m9-inc1-p1")
+check(not close(steps(no_mstd), steps(full_string), 1e-5),
+      "config rand-m9-inc1 (no mstd: timm's 0) trains otherwise than rand-m9-mstd0.5-inc1")
+_, keyed_no_noise = augment("magnitude_std=0")
+check(close(steps(no_mstd), steps(keyed_no_noise), 1e-6),
+      "config rand-m9-inc1-p1 trains as the keys with magnitude_std 0")
+_, other_string = augment_config("rand-m5-n3-mstd0-inc0")
+check(not close(steps(other_string), steps(augmented), 1e-5), "config rand-m5-n3-mstd0-inc0 changes it")
 _, resident_augmented = augment(raw=["data.device=cpu"])
 check(close(steps(resident_augmented), steps(augmented), 1e-4),
       "rand_augment on the resident batched path (data.device cpu) augments alike")
@@ -321,6 +340,18 @@ def show(*args, expect=0):
     with open(png + ".json") as f:
         return out, json.load(f)
 
+
+def shown_pixels(config):  # show-batch's PNG with the string as the only augmentation
+    show("--set", f"data.train_transforms=[{{name: rand_augment, config: {config}}}, "
+         "{name: normalize, mean: 0.5, std: 0.25}]")
+    with open(os.path.join(tmp, f"shown{count[0] - 1}.png"), "rb") as f:
+        return f.read()
+
+
+check(shown_pixels("rand-m9-inc1") != shown_pixels("rand-m9-mstd0.5-inc1"),
+      "show-batch draws other images for rand-m9-inc1 than for rand-m9-mstd0.5-inc1")
+check(shown_pixels("rand-m9-inc1") == shown_pixels("rand-m9-inc1-mstd0-n2-p0.5-mmax10"),
+      "show-batch: rand-m9-inc1 is rand-m9-inc1 with timm's defaults written out")
 
 _, plain_batch = show("--count", "8")
 check(len(plain_batch["samples"]) == 8 and all(
@@ -369,7 +400,9 @@ for i, (yaml, expected) in enumerate((
         ("train:\n  ema: {enabled: true, decay: 1.0}", "train.ema.decay"),
         ("train:\n  best: {weights: ema}", "train.ema.enabled: true"),
         ("train:\n  mixup: {mode: half}", "train.mixup.mode"),
-        ("data:\n  train_transforms: [{name: rand_augment, config: rand-m9-xx}]", "rand-m9-mstd0.5-inc1"))):
+        ("data:\n  train_transforms: [{name: rand_augment, config: rand-m9-xx}]", "rand-m9-mstd0.5-inc1"),
+        ("data:\n  train_transforms:\n    - {name: rand_augment, config: rand-m9-inc1, magnitude_std: 0.5}",
+         "magnitude_std: set beside config 'rand-m9-inc1', which covers it: write it into config as mstd0.5"))):
     bad = write(os.path.join(tmp, f"bad{i}.yaml"), f"# a bad recipe\nextends: recipe.yaml\n{yaml}\n")
     code, out = run("validate", [bad], expect=2)
     check(expected in out and f"bad{i}.yaml:" in out,

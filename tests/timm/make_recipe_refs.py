@@ -258,8 +258,11 @@ def rand_augment_refs(out):
     # Whole transforms: numpy's op choice and `random`'s draws recorded, in call order.
     calls = []
     tensors = {}
+    # Full strings, then strings that leave sections out (each takes timm's default: m10, n2,
+    # p0.5, mstd0, mmax10, inc0): every section is left out by at least one.
     for n, config in enumerate(["rand-m9-mstd0.5-inc1", "rand-m7-n3-mstd1-inc0",
-                                "rand-m10-n2-mstd101-p0.8-inc1"]):
+                                "rand-m10-n2-mstd101-p0.8-inc1", "rand-m9-inc1",
+                                "rand-n3-mstd0.5-p0.9", "rand-mmax8-mstd2-inc1", "rand"]):
         for image in test_images(50 + n):
             channels = 1 if image.ndim == 2 else 3
             transform = aa.rand_augment_transform(config, dict(img_mean=(128,) * channels))

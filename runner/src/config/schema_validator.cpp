@@ -140,6 +140,40 @@ void find_unknown_keys(const json& value, const json& schema, const json& root,
   }
 }
 
+// x-runner-covers on a property: {sibling: the prefix the property writes it with}. With the
+// property set (not null), a covered sibling beside it would be overridden or ignored: refused,
+// saying how to write it into the property (magnitude_std: 0.3 -> mstd0.3).
+void find_covered_keys(const json& value, const json& schema, const json& root,
+                       const std::string& pointer, const SourceMap& marks,
+                       std::vector<ConfigIssue>& issues) {
+  const json* s = resolve(&schema, root);
+  if (!s || !s->is_object()) return;
+  if (value.is_array() && s->contains("items") && s->at("items").is_object())
+    for (size_t i = 0; i < value.size(); ++i)
+      find_covered_keys(value[i], s->at("items"), root, pointer + "/" + std::to_string(i), marks,
+                        issues);
+  if (!value.is_object() || !s->contains("properties")) return;
+  const json& props = s->at("properties");
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (!props.contains(it.key())) continue;
+    const json* p = resolve(&props.at(it.key()), root);
+    const std::string child = pointer + "/" + escape_pointer_token(it.key());
+    if (p && p->is_object() && p->contains("x-runner-covers") && !it.value().is_null()) {
+      for (auto c = p->at("x-runner-covers").begin(); c != p->at("x-runner-covers").end(); ++c) {
+        if (!value.contains(c.key())) continue;
+        const std::string covered = pointer + "/" + escape_pointer_token(c.key());
+        const json& v = value.at(c.key());
+        const std::string written = v.is_boolean() ? (v.get<bool>() ? "1" : "0") : v.dump();
+        issues.push_back({marks.key_mark(covered), path_from_pointer(covered),
+                          "set beside " + it.key() + " " + short_value(it.value()) +
+                              ", which covers it: write it into " + it.key() + " as " +
+                              c.value().get<std::string>() + written + " or drop one of the two"});
+      }
+    }
+    find_covered_keys(it.value(), props.at(it.key()), root, child, marks, issues);
+  }
+}
+
 // valijson's context ["<root>", "[data]", "[0]"] -> the JSON pointer into `value`.
 std::string pointer_of(const std::vector<std::string>& context, const json& value,
                        const std::string& base) {
@@ -267,6 +301,7 @@ void validate_against_schema(const json& value, const json& schema, const Source
   const json& root = root_schema ? *root_schema : schema;
   const size_t before = issues.size();
   find_unknown_keys(value, schema, root, base, marks, issues);
+  find_covered_keys(value, schema, root, base, marks, issues);
 
   // valijson resolves "$ref"s against the document it parses: give it the root with `schema`.
   json parse_root = root;

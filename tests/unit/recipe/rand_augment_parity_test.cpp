@@ -6,6 +6,7 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -195,12 +196,18 @@ TEST(RandAugmentParity, WholeTransformsEqualTimmsWithItsDrawsReplayed) {
     GTEST_SKIP() << "RUNNER_RECIPE_REFS is unset: run through ctest";
   const auto r = refs();
   ASSERT_GT(r["calls"].size(), 20u);
+  // Full strings and strings that leave sections out (timm's defaults fill them in).
+  std::set<std::string> configs;
+  for (const auto& c : r["calls"]) configs.insert(c["config"].get<std::string>());
+  for (const char* want : {"rand-m9-mstd0.5-inc1", "rand-m9-inc1", "rand-n3-mstd0.5-p0.9",
+                           "rand-mmax8-mstd2-inc1", "rand"})
+    EXPECT_TRUE(configs.count(want)) << want << " has no recorded call: stale references?";
   const auto file = runner::io::read_safetensors(runner::test::recipe_refs_dir() +
                                                  "/rand_augment_calls.safetensors");
   for (const auto& c : r["calls"]) {
     SCOPED_TRACE(c.dump());
     const std::string key = c["key"];
-    ra::Options o;
+    ra::Options o;  // runner's defaults (m9, mstd0.5, inc1): the string must not keep them
     ra::apply_config_string(c["config"], o);
     Replayed replay{runner::test::recorded_draws(file.find(key + ".choice")),
                     runner::test::recorded_draws(file.find(key + ".random")),
@@ -237,6 +244,49 @@ TEST(RandAugmentConfig, TimmsStringsSetTheOptionsAndABadSectionSaysWhatToWrite) 
     EXPECT_NE(std::string(e.what()).find("'xx' is no section"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("rand-m9-mstd0.5-inc1"), std::string::npos) << e.what();
   }
+}
+
+// timm 1.0.31's rand_augment_transform: a section left out is timm's default, never the value
+// the options held before (the keys' own defaults, m9 mstd0.5 inc1, are runner's recipe).
+TEST(RandAugmentConfig, ASectionTheStringLeavesOutTakesTimmsDefault) {
+  ra::Options o;
+  o.num_ops = 5;
+  o.magnitude = 3;
+  o.magnitude_std = 2;
+  o.magnitude_max = 4;
+  o.increasing = true;
+  o.p = 0.1;
+  o.interpolation = "bicubic";
+  ra::apply_config_string("rand-m9-inc1", o);
+  EXPECT_EQ(o.magnitude, 9);
+  EXPECT_EQ(o.magnitude_std, 0) << "timm's AugmentOp: hparams.get('magnitude_std', 0)";
+  EXPECT_TRUE(o.increasing);
+  EXPECT_EQ(o.num_ops, 2);
+  EXPECT_EQ(o.magnitude_max, 10);
+  EXPECT_DOUBLE_EQ(o.p, 0.5);
+  EXPECT_EQ(o.interpolation, "bicubic") << "the string does not cover the resampling";
+  ra::apply_config_string("rand", o);
+  EXPECT_EQ(o.magnitude, 10);
+  EXPECT_FALSE(o.increasing);
+  ra::apply_config_string("rand-mmax0", o);
+  EXPECT_EQ(o.magnitude_max, 10) << "timm clips at `magnitude_max or 10`";
+}
+
+// Pillow 12 and later refuse to posterize to 0 bits (timm raises "bits must be between or equal
+// to 1 and 8"); runner gives the black image earlier Pillow gave, per sample and batched alike.
+TEST(RandAugmentOps, PosterizeToZeroBitsIsTheBlackImageOfEarlierPillow) {
+  const double zero_bits = ra::op_argument(ra::Op::kPosterize, true, 10, false);
+  EXPECT_EQ(zero_bits, 0) << "PosterizeIncreasing at magnitude 10";
+  EXPECT_EQ(ra::op_argument(ra::Op::kPosterize, false, 0, false), 0) << "Posterize at 0";
+  cv::Mat image(9, 7, CV_8UC3);
+  cv::randu(image, 0, 256);
+  const cv::Mat out = ra::apply_op(image, ra::Op::kPosterize, zero_bits, false, {128, 128, 128});
+  EXPECT_EQ(cv::countNonZero(out.reshape(1)), 0);
+  const torch::Tensor batch =
+      torch::from_blob(image.data, {1, 9, 7, 3}, torch::kByte).permute({0, 3, 1, 2}).clone();
+  const torch::Tensor batched =
+      ra::apply_ops(batch, {{ra::Op::kPosterize, zero_bits, false, true}}, {128, 128, 128});
+  EXPECT_EQ(batched.count_nonzero().item<int64_t>(), 0);
 }
 
 }  // namespace
