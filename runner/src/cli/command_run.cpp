@@ -23,8 +23,8 @@
 #include "run/dry_run.hpp"
 #include "run/preflight.hpp"
 #include "run/run_experiment.hpp"
-#include "run/shape_checks.hpp"
 #include "run/slurm_requeue.hpp"
+#include "run/start_checks.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 #include "train/device_options.hpp"
@@ -100,7 +100,8 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   if (!inside_world && (nproc * nnodes > 1 || (launch.max_restarts > 0 && !options.predict_only))) {
     // Data that does not fit the model: one message before any rank starts, not one per rank
     // (a single process checks for itself, before it writes anything).
-    run::check_data_fits_model(e);
+    for (const auto& warning : run::check_run_starts(e, options))
+      std::cerr << "warning: " << warning << std::endl;
     launch::SpawnOptions so;
     so.executable = launch::self_executable();
     so.args = Args{command};

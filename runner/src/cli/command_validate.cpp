@@ -9,7 +9,7 @@
 #include "config/path_keys.hpp"
 #include "run/preflight.hpp"
 #include "run/run_trackers.hpp"
-#include "run/shape_checks.hpp"
+#include "run/start_checks.hpp"
 #include "runner/error.hpp"
 #include "sweep/sweep_file.hpp"
 
@@ -50,7 +50,8 @@ int command_validate(const Args& args) {
           run::check_devices(experiment);
           run::check_output_folder(experiment, run::RunOptions{});
           run::check_model(experiment);
-          run::check_data_fits_model(experiment);
+          for (const auto& warning : run::check_run_starts(experiment, run::RunOptions{}))
+            std::cerr << "warning: " << warning << "\n";
           // The trackers' services take the run (a tracker down is a warning: it may be up
           // when the run starts, and a run goes on without it).
           for (const auto& warning : run::check_trackers(experiment))

@@ -20,6 +20,20 @@ std::string parent_pointer(const std::string& pointer) {
 }
 }  // namespace
 
+bool SourceMap::written(const std::string& pointer) const {
+  if (entries_.count(pointer)) return true;
+  const auto below = entries_.lower_bound(pointer + "/");
+  return below != entries_.end() && below->first.rfind(pointer + "/", 0) == 0;
+}
+
+Mark SourceMap::written_mark(const std::string& pointer) const {
+  if (const auto it = entries_.find(pointer); it != entries_.end()) return it->second.second;
+  const auto below = entries_.lower_bound(pointer + "/");
+  if (below != entries_.end() && below->first.rfind(pointer + "/", 0) == 0)
+    return below->second.second;
+  return value_mark(pointer);
+}
+
 Mark SourceMap::key_mark(const std::string& pointer) const {
   for (std::string p = pointer;; p = parent_pointer(p)) {
     auto it = entries_.find(p);

@@ -24,6 +24,10 @@ class SourceMap {
   Mark key_mark(const std::string& pointer) const;
   /// The value's mark for `pointer`, else the nearest ancestor's value mark.
   Mark value_mark(const std::string& pointer) const;
+  /// Whether the user wrote `pointer` or a key below it (defaults filled in have no entry).
+  bool written(const std::string& pointer) const;
+  /// Where the user wrote `pointer`, else the first key written below it, else value_mark.
+  Mark written_mark(const std::string& pointer) const;
   /// Copies every entry of `other`, replacing entries at the same pointers.
   void merge(const SourceMap& other);
   /// Drops every entry under `pointer` (the value there was replaced wholesale).

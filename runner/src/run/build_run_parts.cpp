@@ -20,6 +20,16 @@ json plugin_params(const json& section, const std::string& selector = "name") {
   return params;
 }
 
+// A dataset plugin's error that starts with one of its parameters ("val_split asks for ..."):
+// that key's file:line and full path first, as every config error has them.
+std::string located_dataset_error(const config::Experiment& e, const std::string& message) {
+  for (const auto& [key, value] : e.doc.at("data").at("dataset").items()) {
+    if (message.rfind(key + " ", 0) != 0 && message.rfind(key + ":", 0) != 0) continue;
+    return e.marks.value_mark("/data/dataset/" + key).to_string() + ": data.dataset." + message;
+  }
+  return message;
+}
+
 data::DatasetSplits build_datasets(const config::Experiment& e) {
   const json& dataset = e.doc.at("data").at("dataset");
   const config::DataOptions& options = e.options.data;
@@ -30,7 +40,12 @@ data::DatasetSplits build_datasets(const config::Experiment& e) {
   context.limit_val = options.limit_val;
   context.limit_test = options.limit_test;
   const auto& entry = registries().datasets.at(dataset.at("name").get<std::string>());
-  data::DatasetSplits splits = entry.factory(plugin_params(dataset), context);
+  data::DatasetSplits splits;
+  try {
+    splits = entry.factory(plugin_params(dataset), context);
+  } catch (const ConfigError& error) {
+    throw ConfigError(located_dataset_error(e, error.what()));
+  }
   if (context.limit_train) splits.train = data::limit_dataset(splits.train, *context.limit_train);
   if (context.limit_val) splits.val = data::limit_dataset(splits.val, *context.limit_val);
   if (context.limit_test) splits.test = data::limit_dataset(splits.test, *context.limit_test);

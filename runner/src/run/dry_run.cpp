@@ -11,7 +11,7 @@
 #include "run/build_run_parts.hpp"
 #include "run/preflight.hpp"
 #include "run/run_trackers.hpp"
-#include "run/shape_checks.hpp"
+#include "run/start_checks.hpp"
 #include "util/counted.hpp"
 
 namespace runner::run {
@@ -55,7 +55,8 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
   const int64_t accum = experiment.train.grad_accum_steps;
 
   const train::RunParts parts = build_run_parts(e, PartsRequest{});
-  check_data_fits_model(e, parts);
+  for (const auto& warning : check_run_starts(e, parts, options, world))
+    spdlog::warn("{}", warning);
   const data::DatasetSplits& splits = parts.splits;
   const auto [params, trainable] = count_parameters(*parts.model);
 

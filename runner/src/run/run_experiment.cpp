@@ -12,7 +12,7 @@
 #include "run/rank_setup.hpp"
 #include "run/run_banner.hpp"
 #include "run/run_folder.hpp"
-#include "run/shape_checks.hpp"
+#include "run/start_checks.hpp"
 #include "run/train_run.hpp"
 #include "train/auto_batch.hpp"
 
@@ -51,7 +51,9 @@ int run_in_world(const config::Experiment& e, const RunOptions& given) {
   train::RunParts parts = build_run_parts(e, request);
   // The data fits the model: a single process and the ranks of an external launcher (torchrun,
   // srun, mpirun) check before anything is written; runner's launcher checked before.
-  if (!launch::launched_by_runner()) check_data_fits_model(e, parts);
+  if (!launch::launched_by_runner())
+    for (const auto& warning : check_run_starts(e, parts, options, world.world_size()))
+      if (world.is_main()) spdlog::warn("{}", warning);
 
   // train.batch_size: auto -> the largest size every rank fits; config.yaml keeps it.
   nlohmann::json resolved = e.doc;

@@ -1,0 +1,112 @@
+#include "run/cross_key_checks.hpp"
+
+#include <fmt/format.h>
+
+#include "config/experiment_options.hpp"
+#include "data/sampler.hpp"
+#include "runner/error.hpp"
+#include "runner/losses/loss.hpp"
+#include "util/counted.hpp"
+
+namespace runner::run {
+namespace {
+
+// "exp.yaml:12:3: " (or "--set k=v: "): where the key of `pointer` was written, else its section.
+std::string key_at(const config::Experiment& e, const std::string& pointer) {
+  return e.marks.written_mark(pointer).to_string() + ": ";
+}
+
+size_t samples_in(const std::shared_ptr<data::Dataset>& split) { return split ? split->size() : 0; }
+
+// What gives the dataset a validation split, in its own keys' words.
+std::string how_to_get_val(const train::RunParts& parts) {
+  return "the dataset (" + parts.about.dataset +
+         ") has no validation split: give it one (data.dataset's val_split, val_size or val "
+         "folder: 'runner plugins datasets')";
+}
+
+void check_batches(const config::Experiment& e, const train::RunParts& parts,
+                   const CrossKeyContext& context) {
+  const config::TrainOptions& train = e.options.train;
+  const size_t n = samples_in(parts.splits.train);
+  if (n == 0)
+    throw ConfigError(key_at(e, "/data/dataset") + "the dataset (" + parts.about.dataset +
+                      ") has no training samples" +
+                      (e.options.data.limit_train ? " (data.limit.train)" : "") +
+                      ": point data.dataset at data with a training split");
+  if (!train.batch_size) return;  // auto: the search caps it at the split's share
+  const auto world = static_cast<size_t>(context.world_size);
+  // As the run's loader: DistributedSampler's share with drop_last, whole batches only.
+  const data::DistributedSampler sampler(n, {world, 0, true, 0, true});
+  const size_t batches = sampler.num_samples() / static_cast<size_t>(*train.batch_size);
+  if (batches == 0)
+    throw ConfigError(key_at(e, "/train/batch_size") + "train.batch_size " +
+                      std::to_string(*train.batch_size) + " x " +
+                      util::counted(context.world_size, "process", "processes") +
+                      " is larger than the training split (" + std::to_string(n) + " samples" +
+                      (e.options.data.limit_train ? " after data.limit.train" : "") +
+                      "): lower train.batch_size or raise data.limit.train");
+  if (train.grad_accum_steps > static_cast<int64_t>(batches))
+    throw ConfigError(key_at(e, "/train/grad_accum_steps") + "train.grad_accum_steps " +
+                      std::to_string(train.grad_accum_steps) + " but an epoch has " +
+                      util::counted(static_cast<int64_t>(batches), "batch", "batches") +
+                      " per process (train.batch_size " + std::to_string(*train.batch_size) +
+                      " x " + util::counted(context.world_size, "process", "processes") + ", " +
+                      std::to_string(n) +
+                      " samples): the window would end at every epoch's end; set "
+                      "train.grad_accum_steps at most " +
+                      std::to_string(batches));
+}
+
+void check_validation(const config::Experiment& e, const train::RunParts& parts) {
+  if (samples_in(parts.splits.val) > 0) return;
+  const config::TrainOptions& train = e.options.train;
+  if (train.early_stopping.patience > 0)
+    throw ConfigError(key_at(e, "/train/early_stopping/patience") +
+                      "train.early_stopping watches the validation metric, but " +
+                      how_to_get_val(parts) + ", or drop train.early_stopping");
+  if (e.marks.written("/train/best"))
+    throw ConfigError(key_at(e, "/train/best") +
+                      "train.best picks best.pt by a validation metric, but " +
+                      how_to_get_val(parts) + ", or drop train.best (the last weights predict)");
+  if (e.marks.written("/metrics"))
+    throw ConfigError(key_at(e, "/metrics") + "metrics are computed on the validation split, but " +
+                      how_to_get_val(parts) + ", or drop metrics:");
+}
+
+}  // namespace
+
+std::vector<std::string> check_cross_keys(const config::Experiment& e, const train::RunParts& parts,
+                                          const CrossKeyContext& context) {
+  std::vector<std::string> warnings;
+  const config::ExperimentOptions& o = e.options;
+  if (context.training && !context.predict_input) {
+    check_batches(e, parts, context);
+    if (o.train.mixup.enabled() && parts.loss && !losses::takes_soft_targets(*parts.loss))
+      throw ConfigError(key_at(e, "/train/mixup") +
+                        "train.mixup trains with soft targets, which loss '" + parts.about.loss +
+                        "' does not take: use loss: {name: cross_entropy} or switch mixup off");
+    check_validation(e, parts);
+  }
+  // The split the predictions come from exists (a set key is refused, a default warned of).
+  const bool predicts = !context.predict_input && (context.training ? o.predict.enabled : true);
+  const auto& split = o.predict.split == "val" ? parts.splits.val : parts.splits.test;
+  if (predicts && samples_in(split) == 0) {
+    const std::string what =
+        "the dataset (" + parts.about.dataset + ") has no " + o.predict.split + " split to predict";
+    if (e.marks.written("/predict/split") || e.marks.written("/predict/enabled") ||
+        !context.training)
+      throw ConfigError(
+          key_at(e, e.marks.written("/predict/split") ? "/predict/split" : "/predict/enabled") +
+          "predict.split " + o.predict.split + ": " + what +
+          (context.training ? ": set predict.enabled: false, or predict.split to a "
+                              "split it has"
+                            : ": give --split val or test, or --input FOLDER"));
+    warnings.push_back(what +
+                       ": this run writes no predictions (predict.enabled: false says "
+                       "so without this warning)");
+  }
+  return warnings;
+}
+
+}  // namespace runner::run

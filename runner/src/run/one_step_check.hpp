@@ -1,0 +1,23 @@
+#pragma once
+// One real training step before any rank starts: what a run does with its first batch, on the
+// CPU, on a fresh copy of the model, so that a model that cannot take the images (a timm model
+// built for 224 px given 32 px) or a loss that does not fit the logits (loss.weight's count) is
+// one line at validate, --dry-run and run, not a traceback from every rank after they started.
+
+#include "config/experiment.hpp"
+#include "train/run_parts.hpp"
+
+namespace runner::run {
+
+/// Two training samples through data.train_transforms, the model's forward in training mode,
+/// the loss and the backward (`training`), then one evaluation sample through
+/// data.eval_transforms and an eval-mode forward. A model above kFullStepLimit parameters runs
+/// the forwards only (no backward: its memory on the CPU is the run's, not the check's). The
+/// run's random streams go on as if the check had not run. Throws ConfigError naming the key to
+/// change (model.kwargs.img_size or the resize for a model of one input size).
+void check_one_step(const config::Experiment& e, const train::RunParts& parts, bool training);
+
+/// Parameters above which check_one_step leaves out the backward.
+constexpr int64_t kFullStepLimit = 300'000'000;
+
+}  // namespace runner::run

@@ -1,0 +1,104 @@
+"""What `runner validate` passes, runs (issue 51): a table of experiments that cannot run, each
+driven through `runner validate`, `runner run --dry-run` and `runner run` with 1 process (it
+checks for itself) and 2 (runner's launcher checks before it starts ranks). Each must be exit 2
+with one line that names where the key was written (file:line or the --set argument) and what
+to change, no rank started, no run folder made. Then what must still pass: the base
+experiment, and a default that cannot act (no test split to predict) is a warning, not an error.
+Usage: preflight_test.py RUNNER SOURCE"""
+import os
+import subprocess
+
+from engine_lib import check, finish, run, tmpdir, write
+
+tmp = tmpdir()
+BASE = """\
+name: preflight
+seed: 3
+launch: {device: cpu, threads_per_process: 1, num_processes: 2}
+data:
+  dataset: {name: synthetic, train_size: 256, val_size: 64, test_size: 32, height: 16, width: 16, noise: 0.5}
+  train_transforms: [{name: normalize, mean: 0.5, std: 0.25}]
+  eval_transforms: [{name: normalize, mean: 0.5, std: 0.25}]
+  num_workers: 0
+model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
+optimizer: {name: adam, lr: 1.0e-3}
+loss: {name: cross_entropy}
+metrics: [{name: accuracy}]
+train: {epochs: 1, batch_size: 16}
+output: {tensorboard: false}
+"""
+base = write(os.path.join(tmp, "base.yaml"), BASE)
+
+# A Kaggle CSV of 20 rows, for val_split against the rows it has (written in a file: file:line).
+rows = ["label," + ",".join(f"pixel{i}" for i in range(784))]
+rows += [f"{i % 10}," + ",".join(str((i * 7 + j) % 256) for j in range(784)) for i in range(20)]
+os.makedirs(os.path.join(tmp, "csv"))
+write(os.path.join(tmp, "csv", "train.csv"), "\n".join(rows) + "\n")
+csv_yaml = write(os.path.join(tmp, "csv.yaml"), BASE.replace(
+    "  dataset: {name: synthetic, train_size: 256, val_size: 64, test_size: 32, height: 16, width: 16, noise: 0.5}",
+    "  dataset:\n    name: kaggle_csv\n    root: csv\n    test_file: null\n    val_split: 500"))
+
+no_val = ["data.dataset.val_size=0"]
+CASES = [  # (what, experiment, --set arguments, where the line must point, words it must say)
+    ("class weights vs classes", base, ["loss.weight=[1,2,3]"], "--set loss.weight=[1,2,3]",
+     "3 class weights for a model with 10 classes"),
+    ("batch x processes vs the split", base, ["data.dataset.train_size=20", "train.batch_size=32"],
+     "--set train.batch_size=32", "is larger than the training split (20 samples)"),
+    ("accumulation vs an epoch's batches", base, ["train.grad_accum_steps=40"],
+     "--set train.grad_accum_steps=40", "set train.grad_accum_steps at most"),
+    ("val_split vs the rows", csv_yaml, [], "csv.yaml:9:", "data.dataset.val_split asks for the first 500"),
+    ("train.best without a validation split", base, no_val + ["train.best.metric=loss"],
+     "--set train.best.metric=loss", "train.best picks best.pt by a validation metric"),
+    ("early stopping without a validation split", base, no_val + ["train.early_stopping.patience=2"],
+     "--set train.early_stopping.patience=2", "train.early_stopping watches the validation metric"),
+    ("metrics without a validation split", base, no_val, "base.yaml:12:",
+     "metrics are computed on the validation split"),
+    ("predict.split that the data lacks", base, ["data.dataset.test_size=0", "predict.split=test"],
+     "--set predict.split=test", "has no test split to predict"),
+    ("the best metric vs the metrics", base, ["train.best.metric=top5"],
+     "--set train.best.metric=top5", "'top5' is not a configured metric"),
+    ("channels vs the images", base, ["model.in_chans=3"], "--set model.in_chans=3",
+     "set model.in_chans: 1"),
+]
+# A timm model of one input size given smaller images: needs timm (requirements.txt) to import.
+python = os.environ.get("RUNNER_PYTHON", "")
+if python and subprocess.run([python, "-c", "import timm"], capture_output=True).returncode == 0:
+    CASES.append(("a timm model's input size vs the images", base,
+                  ["model.backbone=timm/vit_tiny_patch16_224"],
+                  "--set model.backbone=timm/vit_tiny_patch16_224",
+                  "set model.kwargs.img_size to the images' [height, width]"))
+else:
+    print("note: timm is not importable (RUNNER_PYTHON): the timm input-size case is skipped")
+
+
+def lines_of(out):
+    return [line for line in out.splitlines() if line.strip()]
+
+
+for n, (what, experiment, sets, where, words) in enumerate(CASES):
+    args = [experiment] + [a for s in sets for a in ("--set", s)]
+    for k, (command, extra) in enumerate((("validate", []), ("run", ["--dry-run"]),
+                                          ("run", ["--set", "launch.num_processes=1"]),
+                                          ("run", ["--set", "launch.num_processes=2"]))):
+        folder = os.path.join(tmp, f"case{n}_{k}")
+        code, out = run(command, args + extra + ["--set", f"output.run_dir={folder}"]
+                        if command == "run" else args, expect=None, timeout=180)
+        label = f"{what}: runner {command} {' '.join(extra)}"
+        found = lines_of(out)
+        check(code == 2, f"{label}: exit {code}, expected 2:\n{out[-800:]}")
+        check(len(found) == 1 and where in found[0] and words in found[0],
+              f"{label}: one line naming {where!r} and saying {words!r}; got:\n{out[-800:]}")
+        check("rank" not in out and "started" not in out, f"{label}: a rank started:\n{out[-500:]}")
+        check(not os.path.exists(folder), f"{label}: {folder} was made")
+
+# What must still pass: the base experiment runs, and a default that cannot act is a warning.
+code, out = run("validate", [base], expect=0)
+check(code == 0 and "ok:" in out, f"the base experiment validates:\n{out[-500:]}")
+code, out = run("validate", [base, "--set", "data.dataset.test_size=0"], expect=0)
+check(code == 0 and "warning: the dataset (synthetic) has no test split to predict" in out,
+      f"no test split with predict left at its defaults: a warning, exit 0:\n{out[-500:]}")
+code, out = run("run", [base, "--set", "data.dataset.test_size=0", "--set",
+                        f"output.run_dir={os.path.join(tmp, 'ok')}"], expect=0, timeout=180)
+check(code == 0 and out.count("has no test split to predict") == 1,
+      f"the run trains and warns once, before it starts:\n{out[-800:]}")
+finish()
