@@ -5,6 +5,7 @@ with one line that names where the key was written (file:line or the --set argum
 to change, no rank started, no run folder made. Then what must still pass: the base
 experiment, and a default that cannot act (no test split to predict) is a warning, not an error.
 Usage: preflight_test.py RUNNER SOURCE"""
+import json
 import os
 import subprocess
 
@@ -59,6 +60,11 @@ CASES = [  # (what, experiment, --set arguments, where the line must point, word
      "--set train.best.metric=top5", "'top5' is not a configured metric"),
     ("channels vs the images", base, ["model.in_chans=3"], "--set model.in_chans=3",
      "set model.in_chans: 1"),
+    # A key of a feature that is off has no effect: refused (the rule for feature sections).
+    ("a mixup key while mixup is off", base, ["train.mixup.prob=0.5"],
+     "--set train.mixup.prob=0.5", "has no effect while mixup is off"),
+    ("early stopping's min_delta without patience", base, ["train.early_stopping.min_delta=0.1"],
+     "--set train.early_stopping.min_delta=0.1", "has no effect while train.early_stopping.patience is 0"),
 ]
 # A timm model of one input size given smaller images: needs timm (requirements.txt) to import.
 python = os.environ.get("RUNNER_PYTHON", "")
@@ -101,4 +107,18 @@ code, out = run("run", [base, "--set", "data.dataset.test_size=0", "--set",
                         f"output.run_dir={os.path.join(tmp, 'ok')}"], expect=0, timeout=180)
 check(code == 0 and out.count("has no test split to predict") == 1,
       f"the run trains and warns once, before it starts:\n{out[-800:]}")
+
+# Writing a setting into train.ema turns it on: the run keeps and validates the average.
+ema_run = os.path.join(tmp, "ema")
+code, out = run("run", [base, "--set", "train.ema.decay=0.9", "--set", f"output.run_dir={ema_run}"],
+                expect=0, timeout=180)
+with open(os.path.join(ema_run, "metrics.jsonl")) as f:
+    epoch_records = [json.loads(line) for line in f if '"epoch"' in line and '"ema_val_loss"' in line]
+check(code == 0 and epoch_records, f"train.ema: {{decay: 0.9}} keeps and validates the average:\n{out[-500:]}")
+with open(os.path.join(ema_run, "config.yaml")) as f:
+    check("enabled: true" in f.read(), "the run's config.yaml says train.ema.enabled: true")
+code, out = run("run", [base, "--set", "train.ema.decay=0.9", "--set", "train.ema.enabled=false",
+                        "--set", f"output.run_dir={os.path.join(tmp, 'ema_off')}"], expect=0, timeout=180)
+with open(os.path.join(tmp, "ema_off", "metrics.jsonl")) as f:
+    check("ema_val_loss" not in f.read(), "train.ema.enabled: false turns the average off")
 finish()

@@ -244,6 +244,43 @@ void suggest_other_sections(json& doc, std::vector<ConfigIssue>& issues) {
 
 namespace {
 
+// The rule for feature sections (train.ema, train.ema.warmup): a section with an `enabled` key
+// that the user wrote settings into, without `enabled`, is on; `enabled: false` turns it off.
+// Run on the user's document, before the defaults fill `enabled` in.
+void turn_on_written_sections(json& value, const json& schema) {
+  if (!value.is_object() || !schema.is_object() || !schema.contains("properties")) return;
+  const json& props = schema.at("properties");
+  if (props.contains("enabled") && props.at("enabled").value("type", "") == "boolean" &&
+      !value.contains("enabled") && !value.empty())
+    value["enabled"] = true;
+  for (auto it = value.begin(); it != value.end(); ++it)
+    if (props.contains(it.key())) turn_on_written_sections(it.value(), props.at(it.key()));
+}
+
+// Keys written into a feature that is off have no effect: refused, naming what turns it on.
+void check_keys_of_features_off(const json& train, const SourceMap& marks,
+                                std::vector<ConfigIssue>& issues) {
+  const json& mixup = train.at("mixup");
+  const bool mixes = mixup.at("mixup_alpha").get<double>() > 0 ||
+                     mixup.at("cutmix_alpha").get<double>() > 0 ||
+                     mixup.at("cutmix_minmax").is_array();
+  for (const char* key :
+       {"prob", "switch_prob", "mode", "label_smoothing", "correct_lam", "off_epoch"}) {
+    const std::string pointer = std::string("/train/mixup/") + key;
+    if (mixes || !marks.written(pointer)) continue;
+    issues.push_back({marks.key_mark(pointer), "train.mixup." + std::string(key),
+                      "has no effect while mixup is off (mixup_alpha and cutmix_alpha 0, "
+                      "cutmix_minmax null): set an alpha (timm's recipe: mixup_alpha: 0.8, "
+                      "cutmix_alpha: 1.0) or drop it"});
+  }
+  if (train.at("early_stopping").at("patience").get<int64_t>() == 0 &&
+      marks.written("/train/early_stopping/min_delta"))
+    issues.push_back({marks.key_mark("/train/early_stopping/min_delta"),
+                      "train.early_stopping.min_delta",
+                      "has no effect while train.early_stopping.patience is 0 (never stop "
+                      "early): set patience (epochs without improvement) or drop it"});
+}
+
 // train.ema and train.mixup: what their keys need of each other and of the batch.
 void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
   const json& train = doc.at("train");
@@ -275,7 +312,10 @@ void validate_experiment(json& doc, const SourceMap& marks) {
   std::vector<ConfigIssue> issues;
   const json& schema = experiment_schema();
   validate_against_schema(doc, schema, marks, "", issues);
-  if (issues.empty()) apply_schema_defaults(doc, schema);
+  if (issues.empty()) {
+    turn_on_written_sections(doc, schema);
+    apply_schema_defaults(doc, schema);
+  }
 
   for_each_plugin_section(doc, [&](const PluginSection& section, const std::string& pointer,
                                    json& node) {
@@ -324,6 +364,7 @@ void validate_experiment(json& doc, const SourceMap& marks) {
     }
   }
   if (issues.empty()) check_recipe_keys(doc, marks, issues);
+  if (issues.empty()) check_keys_of_features_off(doc.at("train"), marks, issues);
   suggest_other_sections(doc, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
 }
