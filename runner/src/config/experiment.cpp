@@ -402,6 +402,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   if (e.dir.empty()) e.dir = ".";
   e.doc = load_with_includes(path, e.marks);
   e.marks.set_fallback(path);
+  if (!config_dir.empty()) e.marks.set_resolved_copy();
   for (const auto& text : overrides) {
     const Override o = parse_override(text);
     apply_override(e.doc, o, e.marks, value_schema_for(e.doc, o.path));

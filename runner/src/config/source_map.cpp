@@ -20,18 +20,28 @@ std::string parent_pointer(const std::string& pointer) {
 }
 }  // namespace
 
+namespace {
+bool from_set(const Mark& mark) { return mark.origin.rfind("--set ", 0) == 0; }
+}  // namespace
+
+// Entries at `pointer` or below it are contiguous from lower_bound(pointer), among siblings that
+// only share its prefix ("/metrics2" beside "/metrics").
+const std::pair<Mark, Mark>* SourceMap::first_written(const std::string& pointer) const {
+  for (auto it = entries_.lower_bound(pointer);
+       it != entries_.end() && it->first.rfind(pointer, 0) == 0; ++it) {
+    if (it->first != pointer && it->first.rfind(pointer + "/", 0) != 0) continue;
+    if (!resolved_copy_ || from_set(it->second.second)) return &it->second;
+  }
+  return nullptr;
+}
+
 bool SourceMap::written(const std::string& pointer) const {
-  if (entries_.count(pointer)) return true;
-  const auto below = entries_.lower_bound(pointer + "/");
-  return below != entries_.end() && below->first.rfind(pointer + "/", 0) == 0;
+  return first_written(pointer) != nullptr;
 }
 
 Mark SourceMap::written_mark(const std::string& pointer) const {
-  if (const auto it = entries_.find(pointer); it != entries_.end()) return it->second.second;
-  const auto below = entries_.lower_bound(pointer + "/");
-  if (below != entries_.end() && below->first.rfind(pointer + "/", 0) == 0)
-    return below->second.second;
-  return value_mark(pointer);
+  const auto* entry = first_written(pointer);
+  return entry ? entry->second : value_mark(pointer);
 }
 
 Mark SourceMap::key_mark(const std::string& pointer) const {

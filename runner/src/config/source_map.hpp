@@ -24,7 +24,9 @@ class SourceMap {
   Mark key_mark(const std::string& pointer) const;
   /// The value's mark for `pointer`, else the nearest ancestor's value mark.
   Mark value_mark(const std::string& pointer) const;
-  /// Whether the user wrote `pointer` or a key below it (defaults filled in have no entry).
+  /// Whether the user wrote `pointer` or a key below it (defaults filled in have no entry). In
+  /// a resolved copy (a run folder's config.yaml, a sweep's point file: every key written out),
+  /// only what a --set wrote counts.
   bool written(const std::string& pointer) const;
   /// Where the user wrote `pointer`, else the first key written below it, else value_mark.
   Mark written_mark(const std::string& pointer) const;
@@ -33,10 +35,15 @@ class SourceMap {
   /// Drops every entry under `pointer` (the value there was replaced wholesale).
   void erase_below(const std::string& pointer);
   void set_fallback(const std::string& origin) { fallback_ = origin; }
+  /// The document is a resolved copy: its file wrote every key, defaults included.
+  void set_resolved_copy() { resolved_copy_ = true; }
 
  private:
+  const std::pair<Mark, Mark>* first_written(const std::string& pointer) const;
+
   std::map<std::string, std::pair<Mark, Mark>> entries_;
   std::string fallback_;
+  bool resolved_copy_ = false;
 };
 
 /// RFC 6901 escaping of one JSON-pointer reference token ("a/b" -> "a~1b").
