@@ -108,6 +108,32 @@ code, out = run("run", [base, "--set", "data.dataset.test_size=0", "--set",
 check(code == 0 and out.count("has no test split to predict") == 1,
       f"the run trains and warns once, before it starts:\n{out[-800:]}")
 
+# A finished run has nothing to continue: --resume is one line saying how to train it longer,
+# and changes nothing of the folder; with train.epochs raised it trains on.
+finished = os.path.join(tmp, "ok")
+before = {name: os.path.getmtime(os.path.join(finished, name)) for name in os.listdir(finished)}
+code, out = run("run", ["--resume", finished], expect=None, timeout=120)
+check(code == 2 and len(lines_of(out)) == 1 and "the run finished after its 1 epoch(s)" in out and
+      f"runner run --resume {finished} --set train.epochs=2" in out and "rank" not in out,
+      f"--resume of a finished run: exit 2, one line saying how to train longer:\n{out[-600:]}")
+after = {name: os.path.getmtime(os.path.join(finished, name)) for name in os.listdir(finished)}
+check(before == after, "a refused resume wrote nothing into the run folder")
+code, out = run("run", ["--resume", finished, "--set", "train.epochs=2"], expect=0, timeout=180)
+check(code == 0 and "resumed from" in out, f"--resume with train.epochs raised trains on:\n{out[-600:]}")
+
+# train.max_steps ending the first epoch: no validation picked best weights, and the last
+# line, the summary and predict say the last weights were used.
+short = os.path.join(tmp, "short")
+code, out = run("run", [base, "--set", "train.max_steps=3", "--set", f"output.run_dir={short}"],
+                expect=0, timeout=180)
+with open(os.path.join(short, "summary.json")) as f:
+    summary = json.load(f)
+done = [line for line in out.splitlines() if "done in" in line]
+check(code == 0 and done and "; last weights (no best.pt): accuracy" in done[-1] and
+      summary["best"]["value"] is None and summary.get("evaluated_weights") == "last" and
+      not os.path.exists(os.path.join(short, "checkpoints", "best.pt")),
+      f"max_steps inside the first epoch: the last weights, said so everywhere:\n{out[-600:]}")
+
 # Writing a setting into train.ema turns it on: the run keeps and validates the average.
 ema_run = os.path.join(tmp, "ema")
 code, out = run("run", [base, "--set", "train.ema.decay=0.9", "--set", f"output.run_dir={ema_run}"],

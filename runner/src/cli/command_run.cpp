@@ -175,6 +175,7 @@ int command_run(const Args& args) {
     auto plan = config::plan_resume(files.empty() ? "" : files[0], cl.get<std::string>("resume"),
                                     run_overrides(cl), config_dir(cl));
     config::require_paths_exist(plan.experiment);
+    run::check_run_to_continue(plan);
     if (options.overwrite)
       throw ConfigError("runner run --resume " + plan.run_dir +
                         ": --overwrite replaces a run; a resume continues it: give one of them");

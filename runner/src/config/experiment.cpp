@@ -402,7 +402,14 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   if (e.dir.empty()) e.dir = ".";
   e.doc = load_with_includes(path, e.marks);
   e.marks.set_fallback(path);
-  if (!config_dir.empty()) e.marks.set_resolved_copy();
+  // A run folder's config.yaml and a resolved copy run elsewhere (--config-dir: a sweep's
+  // point file) spell every key out: only their --set keys are the user's.
+  const fs::path folder = fs::path(path).parent_path();
+  const bool run_folder_config =
+      fs::path(path).filename() == "config.yaml" &&
+      (fs::exists(folder / "run.json") || fs::exists(folder / "summary.json") ||
+       fs::exists(folder / "checkpoints"));
+  if (!config_dir.empty() || run_folder_config) e.marks.set_resolved_copy();
   for (const auto& text : overrides) {
     const Override o = parse_override(text);
     apply_override(e.doc, o, e.marks, value_schema_for(e.doc, o.path));

@@ -57,11 +57,14 @@ std::string refusal(const config::Experiment& e, const RunOptions& options, cons
   if (names.empty()) return "";
   if (holds_run(dir)) {
     if (options.overwrite) return "";
+    const nlohmann::json summary = output::read_summary(dir);
+    const bool finished = summary.value("status", "") == "finished";
     return where(e, "/output/run_dir") + "output.run_dir " + dir.string() + " holds another run (" +
-           output::run_status_text(output::read_summary(dir)) +
-           "): a new run never writes into another's folder; continue it with 'runner run "
-           "--resume " +
-           dir.string() + "', choose another output.run_dir, or add --overwrite to replace it";
+           output::run_status_text(summary) + "): a new run never writes into another's folder; " +
+           (finished ? "train it longer with 'runner run --resume " + dir.string() +
+                           " --set train.epochs=N'"
+                     : "continue it with 'runner run --resume " + dir.string() + "'") +
+           ", choose another output.run_dir, or add --overwrite to replace it";
   }
   std::string listed;
   for (size_t i = 0; i < names.size() && i < 3; ++i) listed += (i ? ", " : "") + names[i];
@@ -145,6 +148,29 @@ void check_checkpoint(const config::Experiment& e, const std::string& path,
   } catch (const Error& error) {  // DataError: missing, truncated, another model's
     throw ConfigError(error.what());
   }
+}
+
+void check_run_to_continue(const config::ResumePlan& plan) {
+  const std::string last = (fs::path(plan.run_dir) / "checkpoints" / "last.pt").string();
+  train::TrainingPosition at;
+  try {
+    at = train::TrainingPosition::from_json(train::read_checkpoint_meta(last));
+  } catch (const std::exception&) {
+    return;  // a missing or damaged last.pt: check_checkpoint says so, naming the file
+  }
+  const config::TrainOptions& train = plan.experiment.options.train;
+  const bool all_epochs = at.epoch >= train.epochs;
+  const bool all_steps = train.max_steps && at.optimizer_steps >= *train.max_steps;
+  if (!all_epochs && !all_steps) return;
+  const std::string where =
+      all_steps ? "at train.max_steps " + std::to_string(*train.max_steps) + " optimizer steps"
+                : "after its " + std::to_string(train.epochs) + " epoch(s)";
+  throw ConfigError("runner run --resume " + plan.run_dir + ": the run finished " + where +
+                    ": nothing is left to continue; to train it longer: runner run --resume " +
+                    plan.run_dir +
+                    (all_steps ? " --set train.max_steps=" + std::to_string(*train.max_steps * 2)
+                               : " --set train.epochs=" + std::to_string(train.epochs * 2)) +
+                    "; to predict again: runner predict " + plan.run_dir);
 }
 
 void claim_run_folder(const config::Experiment& e, const RunOptions& options,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/experiment.hpp"
+#include "config/resume_plan.hpp"
 #include "run/run_options.hpp"
 
 namespace runner::run {
@@ -33,6 +34,11 @@ void check_model(const config::Experiment& e);
 /// starts.
 void check_checkpoint(const config::Experiment& e, const std::string& path,
                       std::optional<int> world_size = std::nullopt);
+
+/// A resume has something to continue: its last.pt is short of train.epochs and of
+/// train.max_steps as the resume sets them. Throws ConfigError saying how to train it longer or
+/// predict again; a missing or damaged last.pt is check_checkpoint's to report.
+void check_run_to_continue(const config::ResumePlan& plan);
 
 /// Makes `dir` the new run's own (the main process, as the run starts): refuses it as
 /// check_output_folder does, empties a run folder that options.overwrite replaces.

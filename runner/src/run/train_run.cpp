@@ -227,13 +227,21 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   json trained;  // what the training got to, kept however the run ends after it
   std::string stage = "train";
   train::MetricValues best;
+  bool best_loaded = false;  // false: no validation picked best weights, the last ones predict
   try {
     const train::FitResult fit = loop.fit();
     if (fit.stopped_by) return record_stop(loop, fit.stopped_by, observers, world, run_dir);
     stage = "evaluate";
-    loop.load_best();
+    best_loaded = loop.load_best();
+    if (!best_loaded && main)
+      spdlog::warn("no best weights: {}; the last weights are evaluated and predict",
+                   parts.splits.val && parts.splits.val->size() > 0
+                       ? "no validation ran before the run ended (train.max_steps ended it "
+                         "inside its first epoch)"
+                       : "the run has no validation split");
     best = evaluator.evaluate().metrics;
     trained = trained_fields(loop, fit.last, best, parts, setup.rank.device);
+    trained["evaluated_weights"] = best_loaded ? "best" : "last";
     stage = "predict";
     const config::PredictOptions& predict = experiment.predict;
     if (predict.enabled)
@@ -263,9 +271,11 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
     observers.on_end({"finished", trained, loop.position().optimizer_steps, loop.run_seconds()});
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
-    spdlog::info("done in {:.1f} s; best {}weights:{}; checkpoints: {}; run directory {}",
-                 loop.run_seconds(), train.best.weights == "ema" ? "averaged " : "", line,
-                 checkpoints_text(kept), run_dir);
+    const std::string weights = !best_loaded                  ? "last weights (no best.pt)"
+                                : train.best.weights == "ema" ? "best averaged weights"
+                                                              : "best weights";
+    spdlog::info("done in {:.1f} s; {}{}; checkpoints: {}; run directory {}", loop.run_seconds(),
+                 weights, line.empty() ? "" : ":" + line, checkpoints_text(kept), run_dir);
   });
   return 0;
 }

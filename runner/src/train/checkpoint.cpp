@@ -110,6 +110,18 @@ CheckpointWeights parse_checkpoint_weights(const std::string& text) {
   throw ConfigError("weights '" + text + "': write model or ema");
 }
 
+nlohmann::json read_checkpoint_meta(const std::string& path) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path);
+    c10::IValue meta;
+    if (archive.try_read("meta", meta)) return nlohmann::json::parse(meta.toStringRef());
+    return nlohmann::json::object();
+  } catch (const std::exception& e) {
+    throw DataError("cannot read checkpoint '" + path + "': " + e.what());
+  }
+}
+
 CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& model,
                                   optim::Optimizer* optimizer, CheckpointWeights weights,
                                   ModelEma* ema) {

@@ -49,6 +49,11 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
                                   CheckpointWeights weights = CheckpointWeights::kModel,
                                   ModelEma* ema = nullptr);
 
+/// The meta of checkpoint `path` (its training position, best, world size), without a model to
+/// load it into; an empty object when the file has none. Throws runner::DataError naming the
+/// file when it cannot be read.
+nlohmann::json read_checkpoint_meta(const std::string& path);
+
 /// Saves the run's checkpoint `path` from every rank (a collective): each rank's CPU generator
 /// state travels to the main process, which alone writes (model, the optimizer when given, and
 /// `meta`); the others wait until it is written, and every rank throws the same runner::Error

@@ -349,15 +349,16 @@ void TrainingLoop::save(const std::string& name, bool with_optimizer) {
   if (name == "last") last_save_ = Clock::now();
 }
 
-void TrainingLoop::load_best() {
+bool TrainingLoop::load_best() {
   rank_.world->barrier();
-  if (!best_.value()) return;
+  if (!best_.value()) return false;
   const bool averaged = train_.best.weights == "ema";  // train.best.weights: the average predicts
   load_checkpoint((std::filesystem::path(checkpoint_dir_) / "best.pt").string(), *parts_.model,
                   nullptr, averaged ? CheckpointWeights::kEma : CheckpointWeights::kModel);
   if (rank_.world->is_main())
     spdlog::info("loaded the best {}weights ({} {:.4f}, epoch {})", averaged ? "averaged " : "",
                  best_.metric(), *best_.value(), best_.epoch());
+  return true;
 }
 
 }  // namespace runner::train

@@ -52,8 +52,8 @@ class TrainingLoop {
   /// Trains until train.epochs, train.max_steps, early stopping or an agreed signal.
   FitResult fit();
   /// Loads the best checkpoint's weights when there is one (every rank, once the main process
-  /// has written it).
-  void load_best();
+  /// has written it); false when no validation picked any (the last weights stay).
+  bool load_best();
 
   const TrainingPosition& position() const { return position_; }
   const BestTracker& best() const { return best_; }
