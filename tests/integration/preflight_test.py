@@ -108,6 +108,33 @@ code, out = run("run", [base, "--set", "data.dataset.test_size=0", "--set",
 check(code == 0 and out.count("has no test split to predict") == 1,
       f"the run trains and warns once, before it starts:\n{out[-800:]}")
 
+# For CI: --format json (an object per problem) and github (Actions' annotations), exit 2.
+typos = write(os.path.join(tmp, "typos.yaml"), "extends: base.yaml\noptimizer: {name: adam, lrr: 0.1}\n"
+              "train: {max_epochs: 3}\n")
+code, out = run("validate", [typos, "--set", "loss.weight=[1,2]", "--format", "json"], expect=None)
+try:
+    problems = json.loads(out)
+except ValueError:
+    problems = None
+check(code == 2 and problems is not None and len(problems) == 2,
+      f"validate --format json: exit 2, an array of the 2 problems:\n{out[-800:]}")
+if problems:
+    by_key = {p["key"]: p for p in problems}
+    lrr = by_key.get("optimizer.lrr", {})
+    check(lrr.get("file") == typos and lrr.get("line") == 2 and lrr.get("column") > 0 and
+          "did you mean 'lr'" in lrr.get("message", "") and lrr.get("severity") == "error",
+          f"the JSON problem has file, line, column, key and message: {lrr}")
+    check(set(problems[0]) >= {"file", "line", "column", "key", "message", "hint"},
+          f"every JSON problem has file, line, column, key, message, hint: {problems[0]}")
+code, out = run("validate", [typos, "--format", "github"], expect=None)
+found = lines_of(out)
+check(code == 2 and len(found) == 2 and all(line.startswith(f"::error file={typos},line=") for line in found)
+      and any(",line=3,col=" in line and "title=train.max_epochs::" in line for line in found),
+      f"validate --format github: one ::error annotation per problem at its line:\n{out[-800:]}")
+code, out = run("validate", [base, "--set", "data.dataset.test_size=0", "--format", "github"], expect=0)
+check(code == 0 and out.startswith("::warning ") and "has no test split to predict" in out,
+      f"validate --format github: a warning is a ::warning annotation, exit 0:\n{out[-500:]}")
+
 # A finished run has nothing to continue: --resume is one line saying how to train it longer,
 # and changes nothing of the folder; with train.epochs raised it trains on.
 finished = os.path.join(tmp, "ok")

@@ -4,6 +4,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/validate_report.hpp"
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
 #include "config/path_keys.hpp"
@@ -17,30 +18,41 @@ namespace runner::cli {
 
 int command_validate(const Args& args) {
   CommandLine cl(
-      "validate", "FILE... [--set KEY=VALUE]...",
+      "validate", "FILE... [--set KEY=VALUE]... [--format text|json|github]",
       "Validates experiment and sweep files (a sweep: every point) against the schemas\n"
-      "and every selected plugin's parameters, then that the data folders and weight\n"
-      "files they name exist, that the data fits the model (classes, channels) and that\n"
-      "the trackers' servers take the run: --schema-only skips those, for machines\n"
-      "without the data. Prints one line per problem.");
+      "and every selected plugin's parameters, then what the run needs before a rank\n"
+      "starts: the data folders and weight files exist, the data fits the model, one\n"
+      "training step runs on the CPU, the keys fit each other and the trackers' servers\n"
+      "take the run: --schema-only skips all that, for machines without the data. Prints\n"
+      "one line per problem (--format json: an array of objects with file, line, column,\n"
+      "key, message, hint; github: GitHub Actions annotations). Exit 2 on any problem.");
   cl.flag("set", po::value<std::vector<std::string>>()->composing(),
           "Override KEY=VALUE (dotted keys, list indices too) before validating")
       .flag("quiet,q", nullptr, "Print problems only")
       .flag("schema-only", nullptr,
             "Check against the schemas only, not whether data folders and weight files exist")
+      .flag("format", po::value<std::string>()->default_value("text"),
+            "text (one line per problem), json (an array of problem objects) or github (GitHub "
+            "Actions' ::error annotations)")
       .positional("files");
   if (!cl.parse(args)) return 0;
+  const std::string format = cl.get<std::string>("format");
+  if (format != "text" && format != "json" && format != "github")
+    throw ConfigError("runner validate --format " + format + ": expected text, json or github");
   const auto files = cl.list("files");
   if (files.empty())
     throw ConfigError("runner validate: give at least one file; see 'runner validate --help'");
   const auto overrides =
       cl.has("set") ? cl.get<std::vector<std::string>>("set") : std::vector<std::string>{};
+  const bool say_ok = !cl.has("quiet") && format == "text";
+  std::vector<ValidateProblem> problems;
   int failures = 0;
   for (const auto& file : files) {
+    const size_t before = problems.size();
     try {
       if (sweep::is_sweep_file(file)) {
         const auto sweep = sweep::load_sweep(file, overrides);
-        if (!cl.has("quiet"))
+        if (say_ok)
           std::cout << "ok: " << file << " (sweep, " << sweep.points.size() << " points)\n";
       } else {
         const auto experiment = config::load_experiment(file, overrides);
@@ -51,22 +63,28 @@ int command_validate(const Args& args) {
           run::check_output_folder(experiment, run::RunOptions{});
           run::check_model(experiment);
           for (const auto& warning : run::check_run_starts(experiment, run::RunOptions{}))
-            std::cerr << "warning: " << warning << "\n";
+            problems.push_back(problem_of_line(warning, file, true));
           // The trackers' services take the run (a tracker down is a warning: it may be up
           // when the run starts, and a run goes on without it).
           for (const auto& warning : run::check_trackers(experiment))
-            std::cerr << "warning: " << warning << "\n";
+            problems.push_back(problem_of_line(warning, file, true));
         }
-        if (!cl.has("quiet")) std::cout << "ok: " << file << "\n";
+        if (say_ok) std::cout << "ok: " << file << "\n";
       }
     } catch (const config::ConfigValidationError& e) {
       ++failures;
-      for (const auto& issue : e.issues()) std::cerr << issue.to_string() << "\n";
+      for (const auto& issue : e.issues()) problems.push_back(problem_of(issue, file));
     } catch (const Error& e) {
       ++failures;
-      std::cerr << e.what() << "\n";
+      problems.push_back(problem_of_line(e.what(), file));
+    }
+    // Text goes as it is found, a file's problems under its ok line or in its place.
+    if (format == "text") {
+      print_problems({problems.begin() + static_cast<std::ptrdiff_t>(before), problems.end()},
+                     format, std::cerr);
     }
   }
+  if (format != "text") print_problems(problems, format, std::cout);
   return failures == 0 ? kExitOk : kExitUsage;
 }
 

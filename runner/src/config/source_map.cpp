@@ -25,14 +25,17 @@ bool from_set(const Mark& mark) { return mark.origin.rfind("--set ", 0) == 0; }
 }  // namespace
 
 // Entries at `pointer` or below it are contiguous from lower_bound(pointer), among siblings that
-// only share its prefix ("/metrics2" beside "/metrics").
+// only share its prefix ("/metrics2" beside "/metrics"). A --set is preferred: it is the user's
+// latest word on the key.
 const std::pair<Mark, Mark>* SourceMap::first_written(const std::string& pointer) const {
+  const std::pair<Mark, Mark>* first = nullptr;
   for (auto it = entries_.lower_bound(pointer);
        it != entries_.end() && it->first.rfind(pointer, 0) == 0; ++it) {
     if (it->first != pointer && it->first.rfind(pointer + "/", 0) != 0) continue;
-    if (!resolved_copy_ || from_set(it->second.second)) return &it->second;
+    if (from_set(it->second.second)) return &it->second;
+    if (!resolved_copy_ && !first) first = &it->second;
   }
-  return nullptr;
+  return first;
 }
 
 bool SourceMap::written(const std::string& pointer) const {
