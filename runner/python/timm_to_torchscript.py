@@ -17,6 +17,16 @@ import os
 import sys
 
 
+def close_model_names(name, names):
+    """timm names close to `name`, its own family first (mobilenetv3_smal_050 -> mobilenetv3_small_050,
+    not mobilenet_edgetpu_*): the part before the first '_' is the family."""
+    import difflib
+    family = name.split("_")[0]
+    same = difflib.get_close_matches(name, [n for n in names if n.split("_")[0] == family], 3, 0.5)
+    other = difflib.get_close_matches(name, names, 5, 0.6)
+    return list(dict.fromkeys(same + other))[:5]
+
+
 def fail(code, message):
     print(message.replace("\n", " "), file=sys.stderr)
     sys.exit(code)
@@ -57,7 +67,7 @@ def create(timm, args, kwargs):
         # load_pretrained: that one drops a classifier of this model's own size whenever
         # num_classes differs from the pretrained config's.
     if args.name not in timm.list_models() and not timm.is_model(args.name):
-        close = timm.list_models(f"*{args.name[:6]}*")[:5]
+        close = close_model_names(args.name, timm.list_models())
         fail(2, f"timm {timm.__version__} has no model '{args.name}'"
                 + (f" (close: {', '.join(close)})" if close else "")
                 + "; see timm.list_models()")

@@ -65,6 +65,21 @@ CASES = [  # (what, experiment, --set arguments, where the line must point, word
      "--set train.mixup.prob=0.5", "has no effect while mixup is off"),
     ("early stopping's min_delta without patience", base, ["train.early_stopping.min_delta=0.1"],
      "--set train.early_stopping.min_delta=0.1", "has no effect while train.early_stopping.patience is 0"),
+    # Names people bring (docs/coming-from.md), at the --set that wrote them.
+    ("Lightning's max_epochs", base, ["train.max_epochs=3"], "--set train.max_epochs=3",
+     "train.max_epochs: unknown key; runner calls it train.epochs"),
+    ("Lightning's gradient_clip_val", base, ["train.gradient_clip_val=1"],
+     "--set train.gradient_clip_val=1", "runner calls it train.clip_grad_norm"),
+    ("a Hydra config's learning_rate", base, ["optimizer.learning_rate=0.1"],
+     "--set optimizer.learning_rate=0.1", "runner calls it optimizer.lr"),
+    ("torchmetrics' f1", base, ["metrics=[{name: f1}]"], "--set metrics=[{name: f1}]",
+     "unknown metric 'f1'; runner calls it macro_f1"),
+    ("albumentations' hflip", base, ["data.train_transforms=[{name: hflip}]"],
+     "--set data.train_transforms=[{name: hflip}]", "unknown transform 'hflip'; runner calls it horizontal_flip"),
+    ("torch's CrossEntropyLoss", base, ["loss.name=CrossEntropyLoss"], "--set loss.name=CrossEntropyLoss",
+     "unknown loss 'CrossEntropyLoss'; runner calls it cross_entropy"),
+    ("timm's kwargs on a native model", base, ["model.kwargs.drop_rate=0.2"],
+     "--set model.kwargs.drop_rate=0.2", "model.kwargs passes timm.create_model's arguments to timm/<name> models only"),
 ]
 # A timm model of one input size given smaller images: needs timm (requirements.txt) to import.
 python = os.environ.get("RUNNER_PYTHON", "")
@@ -73,8 +88,10 @@ if python and subprocess.run([python, "-c", "import timm"], capture_output=True)
                   ["model.backbone=timm/vit_tiny_patch16_224"],
                   "--set model.backbone=timm/vit_tiny_patch16_224",
                   "set model.kwargs.img_size to the images' [height, width]"))
+    CASES.append(("a misspelt timm name", base, ["model.backbone=timm/mobilenetv3_smal_050"],
+                  "model.backbone", "(close: mobilenetv3_small_050"))
 else:
-    print("note: timm is not importable (RUNNER_PYTHON): the timm input-size case is skipped")
+    print("note: timm is not importable (RUNNER_PYTHON): the timm cases are skipped")
 
 
 def lines_of(out):

@@ -73,6 +73,8 @@ class Registry {
   const std::string& kind() const { return kind_; }
   /// "datasets" -> "dataset"
   std::string singular() const {
+    if (kind_.size() > 3 && kind_.compare(kind_.size() - 3, 3, "ses") == 0)  // losses
+      return kind_.substr(0, kind_.size() - 2);
     return !kind_.empty() && kind_.back() == 's' ? kind_.substr(0, kind_.size() - 1) : kind_;
   }
 

@@ -1,4 +1,5 @@
 #include "config/experiment.hpp"
+#include "config/foreign_names.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -224,6 +225,20 @@ void core_paths_with_key(const json& schema, const json& root, const std::string
 // where the key exists: the core sections, and the parameters of the plugins this config uses.
 void suggest_other_sections(json& doc, std::vector<ConfigIssue>& issues) {
   for (auto& issue : issues) {
+    if (issue.message.rfind("unknown key", 0) != 0) continue;
+    // A name from Lightning, Accelerate, Hydra or timm's train.py: runner's name for it.
+    const std::string leaf = issue.path.substr(issue.path.rfind('.') + 1);
+    if (const auto ours = runner_key_for(leaf);
+        ours && ours->substr(0, ours->find(' ')) != issue.path) {
+      issue.message = "unknown key; runner calls it " + *ours;
+      continue;
+    }
+    if (issue.path == "model.kwargs") {
+      issue.message = "unknown key for backbone " + doc["model"].value("backbone", "") +
+                      ": model.kwargs passes timm.create_model's arguments to timm/<name> models "
+                      "only; a native backbone takes the keys 'runner plugins models' lists";
+      continue;
+    }
     if (issue.message != "unknown key") continue;  // a close sibling was suggested already
     const std::string key = issue.path.substr(issue.path.rfind('.') + 1);
     std::vector<std::string> homes;
@@ -327,6 +342,11 @@ void validate_experiment(json& doc, const SourceMap& marks) {
     if (!schema_of_plugin) {
       const std::string noun = section.kind == "models" ? "backbone" : "";
       std::string message = view.unknown_message(name, noun);
+      if (const auto ours = runner_plugin_for(section.kind, name)) {
+        const auto see = message.find(" (");
+        message = message.substr(0, see == std::string::npos ? message.size() : see) +
+                  "; runner calls it " + *ours + " (see 'runner plugins " + section.kind + "')";
+      }
       // A backbone runner has no native form of may well be a timm model.
       const auto see = message.find(" (see 'runner plugins");
       if (section.kind == "models" && name.find('/') == std::string::npos &&

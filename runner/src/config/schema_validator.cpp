@@ -128,7 +128,7 @@ void find_unknown_keys(const json& value, const json& schema, const json& root,
       if (props.contains(it.key())) {
         find_unknown_keys(it.value(), props.at(it.key()), root, child, marks, issues);
       } else if (closed) {
-        issues.push_back({marks.key_mark(child), path_from_pointer(child),
+        issues.push_back({marks.written_key_mark(child), path_from_pointer(child),
                           "unknown key" + did_you_mean(it.key(), known)});
       }
     }

@@ -47,6 +47,12 @@ Mark SourceMap::written_mark(const std::string& pointer) const {
   return entry ? entry->second : value_mark(pointer);
 }
 
+Mark SourceMap::written_key_mark(const std::string& pointer) const {
+  if (const auto it = entries_.find(pointer); it != entries_.end()) return it->second.first;
+  const auto* entry = first_written(pointer);
+  return entry ? entry->first : key_mark(pointer);
+}
+
 Mark SourceMap::key_mark(const std::string& pointer) const {
   for (std::string p = pointer;; p = parent_pointer(p)) {
     auto it = entries_.find(p);

@@ -30,6 +30,8 @@ class SourceMap {
   bool written(const std::string& pointer) const;
   /// Where the user wrote `pointer`, else the first key written below it, else value_mark.
   Mark written_mark(const std::string& pointer) const;
+  /// The same for the key: an unknown key set by `--set a.b.c=v` is at that --set.
+  Mark written_key_mark(const std::string& pointer) const;
   /// Copies every entry of `other`, replacing entries at the same pointers.
   void merge(const SourceMap& other);
   /// Drops every entry under `pointer` (the value there was replaced wholesale).

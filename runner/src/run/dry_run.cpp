@@ -47,6 +47,7 @@ std::string parameter_groups_text(torch::optim::Optimizer& optimizer) {
 void dry_run(const config::Experiment& e, const RunOptions& options, std::ostream& out) {
   check_devices(e);
   check_output_folder(e, options);
+  check_model(e);  // a timm/<name> that timm has not: one line at model.backbone
   for (const auto& warning : check_trackers(e)) spdlog::warn("{}", warning);
   const config::ExperimentOptions& experiment = e.options;
   const config::LaunchOptions& launch = experiment.launch;

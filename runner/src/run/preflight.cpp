@@ -130,7 +130,14 @@ void check_model(const config::Experiment& e) {
   PartsRequest model_only;
   model_only.data = false;
   model_only.training = false;
-  build_run_parts(e, model_only);
+  try {
+    build_run_parts(e, model_only);
+  } catch (const ConfigError& error) {  // timm's reason ("timm/x: timm 1.0 has no model ...")
+    const std::string what = error.what();
+    if (what.rfind(describe_run_parts(e).backbone + ": ", 0) != 0) throw;
+    throw ConfigError(e.marks.written_mark("/model/backbone").to_string() + ": model.backbone " +
+                      what);
+  }
 }
 
 void check_checkpoint(const config::Experiment& e, const std::string& path,
