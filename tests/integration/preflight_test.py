@@ -24,7 +24,7 @@ data:
 model: {backbone: small_cnn, in_chans: 1, num_classes: 10}
 optimizer: {name: adam, lr: 1.0e-3}
 loss: {name: cross_entropy}
-metrics: [{name: accuracy}]
+metrics: [{name: accuracy}, {name: macro_f1}]
 train: {epochs: 1, batch_size: 16}
 output: {tensorboard: false}
 """
@@ -54,8 +54,8 @@ CASES = [  # (what, experiment, --set arguments, where the line must point, word
      "--set train.early_stopping.patience=2", "train.early_stopping watches the validation metric"),
     ("metrics without a validation split", base, no_val, "base.yaml:12:",
      "metrics are computed on the validation split"),
-    ("predict.split that the data lacks", base, ["data.dataset.test_size=0", "predict.split=test"],
-     "--set predict.split=test", "has no test split to predict"),
+    ("predict.split that the data lacks", base, ["data.dataset.test_size=0", "predict.output=p.csv"],
+     "--set predict.output=p.csv", "has no test split to predict"),
     ("the best metric vs the metrics", base, ["train.best.metric=top5"],
      "--set train.best.metric=top5", "'top5' is not a configured metric"),
     ("channels vs the images", base, ["model.in_chans=3"], "--set model.in_chans=3",

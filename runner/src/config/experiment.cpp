@@ -273,8 +273,9 @@ void turn_on_written_sections(json& value, const json& schema) {
 }
 
 // Keys written into a feature that is off have no effect: refused, naming what turns it on.
-void check_keys_of_features_off(const json& train, const SourceMap& marks,
+void check_keys_of_features_off(const json& doc, const SourceMap& marks,
                                 std::vector<ConfigIssue>& issues) {
+  const json& train = doc.at("train");
   const json& mixup = train.at("mixup");
   const bool mixes = mixup.at("mixup_alpha").get<double>() > 0 ||
                      mixup.at("cutmix_alpha").get<double>() > 0 ||
@@ -282,14 +283,14 @@ void check_keys_of_features_off(const json& train, const SourceMap& marks,
   for (const char* key :
        {"prob", "switch_prob", "mode", "label_smoothing", "correct_lam", "off_epoch"}) {
     const std::string pointer = std::string("/train/mixup/") + key;
-    if (mixes || !marks.written(pointer)) continue;
+    if (mixes || !user_set(doc, marks, pointer)) continue;
     issues.push_back({marks.key_mark(pointer), "train.mixup." + std::string(key),
                       "has no effect while mixup is off (mixup_alpha and cutmix_alpha 0, "
                       "cutmix_minmax null): set an alpha (timm's recipe: mixup_alpha: 0.8, "
                       "cutmix_alpha: 1.0) or drop it"});
   }
   if (train.at("early_stopping").at("patience").get<int64_t>() == 0 &&
-      marks.written("/train/early_stopping/min_delta"))
+      user_set(doc, marks, "/train/early_stopping/min_delta"))
     issues.push_back({marks.key_mark("/train/early_stopping/min_delta"),
                       "train.early_stopping.min_delta",
                       "has no effect while train.early_stopping.patience is 0 (never stop "
@@ -322,6 +323,43 @@ void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<Conf
 }
 
 }  // namespace
+
+namespace {
+
+bool user_set_below(const json& value, const json* schema, const SourceMap& marks,
+                    const std::string& pointer) {
+  if (!marks.written(pointer)) return false;
+  if (schema && schema->contains("properties") && value.is_object()) {
+    for (const auto& [key, sub] : schema->at("properties").items())
+      if (value.contains(key) &&
+          user_set_below(value.at(key), &sub, marks, pointer + "/" + escape_pointer_token(key)))
+        return true;
+    return false;
+  }
+  return !(schema && schema->contains("default") && value == schema->at("default"));
+}
+
+}  // namespace
+
+bool user_set(const json& doc, const SourceMap& marks, const std::string& pointer) {
+  const json::json_pointer where(pointer);
+  if (!doc.contains(where)) return false;
+  const json* schema = &experiment_schema();
+  std::vector<std::string> tokens;
+  for (size_t at = 1; at <= pointer.size();) {
+    const size_t slash = pointer.find('/', at);
+    tokens.push_back(pointer.substr(at, slash == std::string::npos ? slash : slash - at));
+    at = slash == std::string::npos ? pointer.size() + 1 : slash + 1;
+  }
+  for (const auto& token : tokens) {
+    if (!schema->contains("properties") || !schema->at("properties").contains(token)) {
+      schema = nullptr;
+      break;
+    }
+    schema = &schema->at("properties").at(token);
+  }
+  return user_set_below(doc.at(where), schema, marks, pointer);
+}
 
 void validate_experiment(json& doc, const SourceMap& marks) {
   std::vector<ConfigIssue> issues;
@@ -384,7 +422,7 @@ void validate_experiment(json& doc, const SourceMap& marks) {
     }
   }
   if (issues.empty()) check_recipe_keys(doc, marks, issues);
-  if (issues.empty()) check_keys_of_features_off(doc.at("train"), marks, issues);
+  if (issues.empty()) check_keys_of_features_off(doc, marks, issues);
   suggest_other_sections(doc, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
 }

@@ -39,6 +39,11 @@ nlohmann::json load_with_includes(const std::string& path, SourceMap& marks);
 /// Validates `doc` (in place: plugin defaults and schema defaults are filled in).
 void validate_experiment(nlohmann::json& doc, const SourceMap& marks);
 
+/// Whether the user set the core key at `pointer` of the validated `doc`: written
+/// (SourceMap::written) and, where the schema gives a default, other than it; a section when a
+/// key below it is so. A printed or saved config spells every default out: it sets none by that.
+bool user_set(const nlohmann::json& doc, const SourceMap& marks, const std::string& pointer);
+
 /// The experiment schema with every registered plugin's parameter schema included (for editors
 /// and independent validators: `runner schema`).
 nlohmann::json experiment_schema_with_plugins();

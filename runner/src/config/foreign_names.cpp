@@ -19,6 +19,8 @@ std::string folded(const std::string& name) {
 }  // namespace
 
 std::optional<std::string> runner_key_for(const std::string& foreign_key) {
+  // Only names runner has nowhere: one it has in another section (train.lr, optimizer.epochs)
+  // is suggested where it lives by the schema itself.
   static const std::map<std::string, std::string> keys = {
       // Lightning's Trainer and callbacks
       {"maxepochs", "train.epochs"},
@@ -30,8 +32,6 @@ std::optional<std::string> runner_key_for(const std::string& foreign_key) {
       {"strategy", "launch.backend (ranks are always DDP)"},
       {"logeverynsteps", "train.log_every_steps"},
       {"monitor", "train.best.metric"},
-      {"patience", "train.early_stopping.patience"},
-      {"mindelta", "train.early_stopping.min_delta"},
       {"savetopk", "train.checkpoints (best, last, best_and_last, none)"},
       // Accelerate
       {"mixedprecision", "precision"},
@@ -40,15 +40,11 @@ std::optional<std::string> runner_key_for(const std::string& foreign_key) {
       {"bs", "train.batch_size (per process)"},
       // Hydra and plain configs
       {"learningrate", "optimizer.lr"},
-      {"epochs", "train.epochs"},
       {"numepochs", "train.epochs"},
-      {"batchsize", "train.batch_size (per process)"},
       {"gpus", "launch.num_processes"},
       {"numgpus", "launch.num_processes"},
       {"nprocpernode", "launch.num_processes"},
       {"workers", "data.num_workers"},
-      {"numworkers", "data.num_workers"},
-      {"seed", "seed"},
       // timm's train.py
       {"opt", "optimizer.name"},
       {"sched", "scheduler.name"},
@@ -57,7 +53,6 @@ std::optional<std::string> runner_key_for(const std::string& foreign_key) {
       {"minlr", "scheduler.min_lr"},
       {"clipgrad", "train.clip_grad_norm"},
       {"smoothing", "loss.label_smoothing (train.mixup.label_smoothing with mixup)"},
-      {"labelsmoothing", "loss.label_smoothing (train.mixup.label_smoothing with mixup)"},
       {"droppath", "model.drop_path_rate"},
       {"modelema", "train.ema.enabled"},
       {"modelemadecay", "train.ema.decay"},
@@ -67,8 +62,6 @@ std::optional<std::string> runner_key_for(const std::string& foreign_key) {
       {"cutmix", "train.mixup.cutmix_alpha"},
       {"aa", "a rand_augment transform in data.train_transforms (config: rand-m9-mstd0.5-inc1)"},
       {"reprob", "a random_erasing transform after normalize (p)"},
-      {"numclasses", "model.num_classes"},
-      {"inchans", "model.in_chans"},
       {"imgsize", "model.kwargs.img_size (timm/ models) or a resize transform"},
   };
   const auto it = keys.find(folded(foreign_key));

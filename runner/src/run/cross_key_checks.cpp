@@ -65,11 +65,11 @@ void check_validation(const config::Experiment& e, const train::RunParts& parts)
     throw ConfigError(key_at(e, "/train/early_stopping/patience") +
                       "train.early_stopping watches the validation metric, but " +
                       how_to_get_val(parts) + ", or drop train.early_stopping");
-  if (e.marks.written("/train/best"))
+  if (config::user_set(e.doc, e.marks, "/train/best"))
     throw ConfigError(key_at(e, "/train/best") +
                       "train.best picks best.pt by a validation metric, but " +
                       how_to_get_val(parts) + ", or drop train.best (the last weights predict)");
-  if (e.marks.written("/metrics"))
+  if (config::user_set(e.doc, e.marks, "/metrics"))
     throw ConfigError(key_at(e, "/metrics") + "metrics are computed on the validation split, but " +
                       how_to_get_val(parts) + ", or drop metrics:");
 }
@@ -94,14 +94,12 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
   if (predicts && samples_in(split) == 0) {
     const std::string what =
         "the dataset (" + parts.about.dataset + ") has no " + o.predict.split + " split to predict";
-    if (e.marks.written("/predict/split") || e.marks.written("/predict/enabled") ||
-        !context.training)
-      throw ConfigError(
-          key_at(e, e.marks.written("/predict/split") ? "/predict/split" : "/predict/enabled") +
-          "predict.split " + o.predict.split + ": " + what +
-          (context.training ? ": set predict.enabled: false, or predict.split to a "
-                              "split it has"
-                            : ": give --split val or test, or --input FOLDER"));
+    // Predictions asked for: a predict key set to other than its default, or runner predict.
+    if (config::user_set(e.doc, e.marks, "/predict") || !context.training)
+      throw ConfigError(key_at(e, "/predict") + "predict.split " + o.predict.split + ": " + what +
+                        (context.training ? ": set predict.enabled: false, or predict.split to a "
+                                            "split it has"
+                                          : ": give --split val or test, or --input FOLDER"));
     warnings.push_back(what +
                        ": this run writes no predictions (predict.enabled: false says "
                        "so without this warning)");
