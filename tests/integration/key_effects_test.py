@@ -285,10 +285,13 @@ def main():
         k = ["model.num_classes=10", "train.batch_size=4"]
         out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.test_file=unlabelled.csv")
         check("train 8, val 4, test 3" in out, "kaggle_csv train_file/test_file name the files read")
-        out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.test_file=null")
+        # Without a test split, nothing to predict (the experiment's predict settings are refused
+        # then: switched off here).
+        out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.test_file=null",
+                       "predict.enabled=false")
         check("test 0" in out or "no test split" in out, "kaggle_csv test_file=null: no test split")
         out, _ = r.run(*k, "data.dataset.train_file=rgb.csv", "data.dataset.test_file=null",
-                       "data.dataset.channels=3", "model.in_chans=3")
+                       "data.dataset.channels=3", "model.in_chans=3", "predict.enabled=false")
         check("train 8, val 4" in out, "kaggle_csv channels=3 reads 3 values per pixel")
         out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.num_classes=5",
                        expect=1)
