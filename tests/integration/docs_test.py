@@ -63,6 +63,18 @@ for name, text in texts.items():
         for command in re.findall(r"^(?:build/runner/)?runner ([a-z][a-z-]+)", block, re.M):
             check(command in commands, f"{name} shows 'runner {command}', which runner does not have")
 
+# ---- what a resume may change: the docs say the list runner's help (and refusal) prints ----
+run_help = " ".join(subprocess.run([RUNNER, "run", "--help"], capture_output=True,
+                                   text=True).stdout.split())
+help_list = re.search(r"only (.*?) may change", run_help)
+docs_list = re.search(r"A command line may change only what a stopped run can take: (.*?) \(the list",
+                      " ".join(texts["docs/resume-and-interrupts.md"].split()))
+help_keys = set(re.findall(r"[a-z_]+(?:\.[a-z_*]+)*", help_list.group(1))) if help_list else set()
+docs_keys = set(re.findall(r"`([^`]+)`", docs_list.group(1))) if docs_list else set()
+check(help_keys and help_keys == docs_keys,
+      f"docs/resume-and-interrupts.md lists what a resume may change as runner run --help does: "
+      f"docs {sorted(docs_keys)}, help {sorted(help_keys)}")
+
 # ---- every key the pages name is in the schema (through docs/reference.md, checked below) ----
 with open(os.path.join(docs, "reference.md")) as f:
     reference = f.read()

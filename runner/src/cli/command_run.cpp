@@ -145,12 +145,13 @@ int command_run(const Args& args) {
       "srun or mpirun) and trains, keeping the best checkpoint, then predicts.\n"
       "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
       "grad_accum_steps.\n"
-      "--resume continues a stopped run with the config saved in its folder; only\n"
-      "train.epochs, train.max_steps, train.log_every_steps, train.checkpoint_every_*,\n"
-      "train.early_stopping.*, launch.*, log_level, predict.* and output.tensorboard may change\n"
-      "(recorded in its run.json).\n"
-      "Ctrl-C / SIGTERM: every rank finishes its step, saves checkpoints/last.pt, summary.json\n"
-      "and report.html, and runner exits 130 / 143; --resume continues. Ctrl-C again: at once.");
+      "--resume continues a stopped run with the config saved in its folder; only\n" +
+          config::keys_a_resume_may_change_text() +
+          "\nmay change (recorded in its run.json).\n"
+          "Ctrl-C / SIGTERM: every rank finishes its step, saves checkpoints/last.pt, "
+          "summary.json\n"
+          "and report.html, and runner exits 130 / 143; --resume continues. Ctrl-C again: at "
+          "once.");
   add_run_flags(cl);
   add_config_dir_flag(cl);
   cl.flag("dry-run", nullptr,

@@ -91,6 +91,13 @@ const std::vector<std::string>& keys_a_resume_may_change() {
   return keys;
 }
 
+std::string keys_a_resume_may_change_text() {
+  std::string text;
+  for (const auto& k : keys_a_resume_may_change())
+    text += (text.empty() ? "" : ", ") + (k.back() == '.' ? k + "*" : k);
+  return text;
+}
+
 std::string newest_run_with_checkpoint(const std::string& root, const std::string& name) {
   const fs::path dir = fs::path(root) / name;
   std::string best;
@@ -129,9 +136,7 @@ ResumePlan plan_resume(const std::string& file, const std::string& run_dir,
   plan.changes = differing_keys(saved.doc, wanted->doc);
   for (const auto& change : plan.changes) {
     if (may_change(change.key)) continue;
-    std::string allowed;
-    for (const auto& k : keys_a_resume_may_change())
-      allowed += (allowed.empty() ? "" : ", ") + (k.back() == '.' ? k + "*" : k);
+    const std::string allowed = keys_a_resume_may_change_text();
     throw ConfigError("--resume " + plan.run_dir + ": " + change.key + " would change from " +
                       change.from.dump() +
                       " (what the run was trained with, in its config.yaml) "

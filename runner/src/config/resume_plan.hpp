@@ -31,6 +31,9 @@ std::vector<KeyChange> differing_keys(const nlohmann::json& from, const nlohmann
 
 /// Keys (dotted, prefixes ending in '.') a resumed run may change.
 const std::vector<std::string>& keys_a_resume_may_change();
+/// The same as one line for people ("train.epochs, ..., launch.*, ..."): the refusal, `runner
+/// run --help` and docs/resume-and-interrupts.md (the docs test compares) say this list.
+std::string keys_a_resume_may_change_text();
 
 /// The newest run folder of experiment `name` under `root` that has checkpoints/last.pt;
 /// throws ConfigError saying where it looked.
