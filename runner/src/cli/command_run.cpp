@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -71,6 +72,20 @@ Args continuing_requeued_job(const run::RequeuedJob& job, const Args& args) {
                              : "starting again in " + job.run_dir)
               << std::endl;
   return again;
+}
+
+// `text` broken into lines of at most 80 characters at its spaces (for --help).
+std::string wrapped(const std::string& text) {
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && line.size() + 1 + word.size() > 80) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
 }
 
 // Runs this rank, or, when the experiment wants more local processes than the launcher that
@@ -146,8 +161,9 @@ int command_run(const Args& args) {
       "train.batch_size is PER PROCESS: the global batch is processes x batch_size x\n"
       "grad_accum_steps.\n"
       "--resume continues a stopped run with the config saved in its folder; only\n" +
-          config::keys_a_resume_may_change_text() +
-          "\nmay change (recorded in its run.json).\n"
+          wrapped(config::keys_a_resume_may_change_text() + " may change (recorded in its "
+                                                            "run.json).") +
+          "\n"
           "Ctrl-C / SIGTERM: every rank finishes its step, saves checkpoints/last.pt, "
           "summary.json\n"
           "and report.html, and runner exits 130 / 143; --resume continues. Ctrl-C again: at "
