@@ -6,7 +6,10 @@
 - `pretrained: true` and `pretrained: hf-hub:timm/<model>.<tag>` read a Hugging Face cache laid
   out as timm/`hf download` leave it; an empty cache is exit 2 naming the path looked for;
 - `runner run` on 1 and 2 CPU ranks: the first step's loss is timm's loss on the same batch, so
-  every rank started from the file.
+  every rank started from the file;
+- a runner run folder or its checkpoint .pt as the weights: the run's own predictions; weights
+  of another backbone, a Python torch.save file or an empty folder: `runner validate` exit 2 in
+  one line at the key's file:line.
 Usage: pretrained_test.py RUNNER SOURCE_DIR   (with the Python of requirements.txt)
 """
 import csv
@@ -102,6 +105,46 @@ def timm_model(name, seed, **kwargs):
     return m
 
 
+def from_run(tmp, images, yaml, run_dir):
+    last = os.path.join(run_dir, "checkpoints", "last.pt")
+    if not os.path.exists(last):
+        check(False, f"{run_dir} kept checkpoints/last.pt for the runs-as-weights checks")
+        return
+    own = os.path.join(tmp, "own.csv")
+    code, text = run("predict", run_dir, "--output", own)
+    check(code == 0, f"runner predict of the run itself exits 0\n{text[-1500:]}")
+    best = os.path.join(run_dir, "checkpoints", "best.pt")
+    for value, taken in ((run_dir, best if os.path.exists(best) else last), (last, last)):
+        experiment(yaml, tmp, images, value)
+        out = os.path.join(tmp, "from_run.csv")
+        code, text = run("predict", yaml, "--output", out)
+        check(code == 0, f"pretrained: {value}: runner predict exits 0\n{text[-1500:]}")
+        if code != 0:
+            continue
+        check(f"pretrained weights: loaded" in text and f"from {taken}" in text,
+              f"pretrained: {value}: the log names the checkpoint it took ({taken}): "
+              + "".join(l for l in text.splitlines(True) if "pretrained" in l))
+        gap = (predicted(out) - predicted(own)).abs().max().item()
+        check(gap <= 1e-6, f"pretrained: {value}: the run's own predictions ({gap:.1e})")
+    # Refused by runner validate, in one line at the key's file:line, before anything runs.
+    torch_saved = os.path.join(tmp, "python_state_dict.pt")
+    torch.save(timm.create_model("convnext_atto", in_chans=1, num_classes=10).state_dict(),
+               torch_saved)
+    empty = os.path.join(tmp, "empty_folder")
+    os.makedirs(empty)
+    for value, backbone, says in (
+            (run_dir, "resnet10t", "do not fit the model"),
+            (torch_saved, "convnext_atto", "safetensors.torch.save_file"),
+            (empty, "convnext_atto", "holds no model.safetensors and no checkpoints/best.pt")):
+        experiment(yaml, tmp, images, value, backbone)
+        code, text = run("validate", yaml)
+        lines = [l for l in text.strip().splitlines() if "[warning]" not in l]
+        check(code == 2 and says in text and "exp.yaml:" in text and "model.pretrained" in text
+              and len(lines) == 1,
+              f"validate with pretrained {os.path.basename(value)} on {backbone}: exit 2, one "
+              f"line at file:line saying '{says}' ({code}: {lines})")
+
+
 def main():
     torch.set_num_threads(1)
     tmp = tempfile.mkdtemp(prefix="runner_pretrained_")
@@ -177,6 +220,10 @@ def main():
             got = steps[0]["loss"] if steps else float("nan")
             check(abs(got - want) <= 1e-4 * max(1.0, abs(want)),
                   f"{ranks} rank(s): first-step loss {got:.6f} equals timm's {want:.6f}")
+
+        # 5. A runner run as the start (issue 51): its folder or checkpoint, never a safetensors
+        # error. run1 ended at max_steps 1, before any validation: no best.pt, so last.pt.
+        from_run(tmp, images, yaml, os.path.join(tmp, "run1"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     finish()  # exits 1 when a check failed

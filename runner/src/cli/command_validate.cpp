@@ -8,6 +8,7 @@
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
 #include "config/path_keys.hpp"
+#include "config/pretrained_source.hpp"
 #include "run/preflight.hpp"
 #include "run/run_trackers.hpp"
 #include "run/start_checks.hpp"
@@ -55,10 +56,11 @@ int command_validate(const Args& args) {
         if (say_ok)
           std::cout << "ok: " << file << " (sweep, " << sweep.points.size() << " points)\n";
       } else {
-        const auto experiment = config::load_experiment(file, overrides);
+        auto experiment = config::load_experiment(file, overrides);
         if (!cl.has("schema-only")) {
-          // The data is reachable: check that it fits the model too.
+          // The data and weights are reachable: check that they fit the model too.
           config::require_paths_exist(experiment);
+          config::resolve_pretrained(experiment);
           run::check_devices(experiment);
           run::check_output_folder(experiment, run::RunOptions{});
           run::check_model(experiment);

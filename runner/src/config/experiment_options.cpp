@@ -87,6 +87,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   d.limit_test = optional<size_t>(doc, "data.limit.test");
   d.check = get<std::string>(doc, "data.check");
   d.allow_empty_classes = get<bool>(doc, "data.allow_empty_classes");
+  d.on_bad_image = get<std::string>(doc, "data.on_bad_image");
 
   TrainOptions& t = o.train;
   t.epochs = get<int64_t>(doc, "train.epochs");

@@ -50,6 +50,7 @@ struct DataOptions {
   std::optional<size_t> limit_train, limit_val, limit_test;  ///< data.limit.*
   std::string check = "header";                              ///< data.check: header, full, none
   bool allow_empty_classes = false;                          ///< data.allow_empty_classes
+  std::string on_bad_image = "error";                        ///< data.on_bad_image: error, skip
 };
 
 /// `train.auto_batch`: the search for `train.batch_size: auto`.

@@ -96,6 +96,17 @@ fs::path from_experiment_dir(const Experiment& e, const std::string& text) {
   return fs::absolute(path).lexically_normal();
 }
 
+/// The weights a folder offers: an export's model.safetensors, else a run's best checkpoint,
+/// else its last (a run that ended before its first validation has no best.pt).
+fs::path weights_in_folder(const fs::path& folder) {
+  std::error_code ec;
+  for (const char* name : {"model.safetensors", "checkpoints/best.pt", "checkpoints/last.pt"})
+    if (fs::is_regular_file(folder / name, ec)) return folder / name;
+  throw ConfigError("folder " + folder.string() +
+                    " holds no model.safetensors and no checkpoints/best.pt or last.pt (a run "
+                    "folder, or one runner export wrote): name the weights file");
+}
+
 /// timm/<name> and torchscript: the weights come with the module; only files are resolved.
 void resolve_scripted(Experiment& e, nlohmann::json& model, const std::string& backbone) {
   std::error_code ec;
@@ -155,14 +166,12 @@ void resolve_pretrained(Experiment& e) {
     if (path.is_relative() && !e.dir.empty()) path = fs::path(e.dir) / path;
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-      if (!fs::is_regular_file(path / "model.safetensors", ec))
-        throw ConfigError("folder " + path.string() +
-                          " holds no model.safetensors: name the .safetensors file");
-      path /= "model.safetensors";
+      path = weights_in_folder(path);
     } else if (!fs::is_regular_file(path, ec)) {
       throw ConfigError(path.string() +
-                        " does not exist (a .safetensors file, a folder holding "
-                        "model.safetensors, true or hf-hub:timm/<model>.<tag>)");
+                        " does not exist (a .safetensors file, a run folder or its "
+                        "checkpoint .pt, a folder holding model.safetensors, true or "
+                        "hf-hub:timm/<model>.<tag>)");
     }
     value = fs::absolute(path).lexically_normal().string();
   } catch (const ConfigError& err) {

@@ -51,22 +51,47 @@ bool is_image_file(const fs::path& p) {
 
 }  // namespace
 
-std::shared_ptr<Dataset> folder_dataset(const std::string& folder, int64_t channels) {
-  if (!fs::is_directory(folder))
+ImageFolderListing list_image_folder(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
     throw ConfigError("--input " + folder + ": no such folder (give a folder of images)");
-  if (channels != 1 && channels != 3)
-    throw ConfigError("--input " + folder + ": the model takes " + std::to_string(channels) +
-                      "-channel images; a folder of image files gives 1 (grayscale) or 3 (RGB)");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(folder))
-    if (entry.is_regular_file() && is_image_file(entry.path()))
-      files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  if (files.empty())
+  ImageFolderListing listing;
+  listing.folder = folder;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec))
+      listing.subfolders.push_back(name);
+    else if (is_image_file(entry.path()))
+      listing.files.push_back(entry.path().string());
+    else
+      listing.ignored.push_back(name);
+  }
+  std::sort(listing.files.begin(), listing.files.end());
+  std::sort(listing.ignored.begin(), listing.ignored.end());
+  std::sort(listing.subfolders.begin(), listing.subfolders.end());
+  if (listing.files.empty())
     throw ConfigError("--input " + folder +
-                      ": no image files in it (png, jpg, bmp, tif, webp, pnm; subfolders are "
-                      "not read)");
-  return std::make_shared<FolderDataset>(std::move(files), channels == 3, folder);
+                      ": no image files in it (png, jpg, bmp, tif, webp, pnm" +
+                      (listing.subfolders.empty()
+                           ? std::string(")")
+                           : "; subfolders are not read, and it has " +
+                                 listing_names(listing.subfolders, 3) + ": give one of them)"));
+  return listing;
+}
+
+std::shared_ptr<Dataset> folder_dataset(const ImageFolderListing& listing, int64_t channels) {
+  if (channels != 1 && channels != 3)
+    throw ConfigError("--input " + listing.folder + ": the model takes " +
+                      std::to_string(channels) +
+                      "-channel images; a folder of image files gives 1 (grayscale) or 3 (RGB)");
+  return std::make_shared<FolderDataset>(listing.files, channels == 3, listing.folder);
+}
+
+std::string listing_names(const std::vector<std::string>& names, size_t shown) {
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < shown; ++i) text += (i ? ", " : "") + names[i];
+  if (names.size() > shown) text += " and " + std::to_string(names.size() - shown) + " more";
+  return text;
 }
 
 }  // namespace runner::data

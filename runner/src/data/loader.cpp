@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include <set>
+
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "runner/error.hpp"
@@ -19,6 +22,15 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.seed = o.seed;
   s.drop_last = o.drop_last;
   return s;
+}
+
+// Whether `what` has not been warned about before in this process (a file left out every epoch
+// is said once).
+bool warn_once(const std::string& what) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  return warned.insert(what).second;
 }
 
 }  // namespace
@@ -69,6 +81,7 @@ void DataLoader::start_epoch(uint64_t epoch, size_t skip_batches) {
   next_batch_ = std::min(skip_batches, end_batch_);
   next_to_claim_ = next_batch_;
   ready_.clear();
+  made_ahead_.reset();
   stopping_ = false;
   for (size_t i = 0; i < options_.num_workers; ++i)
     workers_.emplace_back([this] { worker_loop(); });
@@ -108,12 +121,25 @@ Batch DataLoader::make_batch(size_t batch_number) const {
       pipeline_.apply(sample, options_.seed, epoch_, item.index);
       samples.push_back(std::move(sample));
     } catch (const std::exception& e) {
-      throw DataError("loading sample " + std::to_string(item.index) + " of " +
-                      dataset_->describe() + ": " + e.what());
+      const std::string file = sample_file(*dataset_, item.index);
+      const std::string what =
+          file.empty() ? "sample " + std::to_string(item.index) + " of " + dataset_->describe()
+                       : file;
+      // A dataset's own error names the file first ("F: cannot read the image ...").
+      const std::string reason = std::string(e.what()).rfind(what, 0) == 0 ? std::string(e.what())
+                                                                           : what + ": " + e.what();
+      if (!options_.skip_bad_images) throw DataError(reason + " (or set data.on_bad_image: skip)");
+      ++skipped_;
+      if (warn_once(what)) spdlog::warn("data.on_bad_image skip: left out {}", reason);
+      continue;
     }
     indices.push_back(item.index);
     padding.push_back(item.padding);
   }
+  if (samples.empty())
+    throw DataError("no sample of batch " + std::to_string(batch_number) + " of " +
+                    dataset_->describe() + " could be used (data.on_bad_image skip left out " +
+                    std::to_string(end - begin) + "): check the files");
   return collate(samples, indices, padding, options_.pin_memory);
 }
 
@@ -150,8 +176,11 @@ std::optional<Batch> DataLoader::next() {
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<Batch> batch;
   if (workers_.empty()) {
-    batch = make_batch(next_batch_);
+    Slot slot = made_ahead_ ? std::move(*made_ahead_) : Slot{};
+    made_ahead_.reset();
     ++next_batch_;
+    if (slot.error) std::rethrow_exception(slot.error);
+    batch = slot.batch ? std::move(slot.batch) : make_batch(next_batch_ - 1);
   } else {
     Slot slot;
     {
@@ -173,11 +202,31 @@ std::optional<Batch> DataLoader::next() {
   return batch;
 }
 
+bool DataLoader::next_loads() {
+  if (!started_) start_epoch(0);
+  if (next_batch_ >= end_batch_) return true;
+  if (workers_.empty()) {
+    if (!made_ahead_) {
+      made_ahead_.emplace();
+      try {
+        made_ahead_->batch = make_batch(next_batch_);
+      } catch (...) {
+        made_ahead_->error = std::current_exception();
+      }
+    }
+    return !made_ahead_->error;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  produced_.wait(lock, [this] { return ready_.count(next_batch_) != 0; });
+  return !ready_.at(next_batch_).error;
+}
+
 LoaderStats DataLoader::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   LoaderStats stats = stats_;
   stats.worker_threads = workers_.size();
   stats.prefetch = options_.prefetch;
+  stats.skipped = skipped_;
   if (options_.resident) stats.made_on = options_.resident->images.device().str();
   return stats;
 }

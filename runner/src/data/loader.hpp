@@ -2,6 +2,7 @@
 // The data loader: a distributed sampler, worker threads that load, transform and collate whole
 // batches, and a bounded queue delivering them in order.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -37,6 +38,9 @@ struct LoaderOptions {
   /// the pipeline's transforms on its device; null: per-sample loading, OpenCV, collate.
   std::shared_ptr<const ResidentSplit> resident;
   std::string transforms_key = "transforms";  ///< where the pipeline is configured, for errors
+  /// data.on_bad_image skip: a sample that cannot be read or transformed is left out of its
+  /// batch (a warning once per file, counted in LoaderStats::skipped); else it fails the batch.
+  bool skip_bad_images = false;
 };
 
 struct LoaderStats {
@@ -46,6 +50,7 @@ struct LoaderStats {
   size_t worker_threads = 0;       ///< loader threads running this epoch (0: the caller loads)
   size_t prefetch = 0;             ///< batches prepared ahead at most (at least worker_threads)
   std::string made_on = "loader";  ///< "loader" (per sample), or the resident split's device
+  size_t skipped = 0;              ///< samples left out as unreadable (skip_bad_images)
 };
 
 class DataLoader {
@@ -66,12 +71,18 @@ class DataLoader {
   /// rethrown here as runner::DataError naming the sample index.
   std::optional<Batch> next();
 
+  /// Whether the next batch of the epoch loads, waiting for it to be made (the training loop
+  /// asks before the ranks agree to take another step): false when making it failed, and
+  /// next() then throws that error. True at the epoch's end.
+  bool next_loads();
+
   /// Batches per epoch on this rank (the same on every rank).
   size_t num_batches() const;
   /// Batches of the current epoch already delivered, skipped ones included (for checkpoints).
   size_t position() const { return next_batch_; }
   uint64_t epoch() const { return epoch_; }
   const DistributedSampler& sampler() const { return sampler_; }
+  bool skips_bad_images() const { return options_.skip_bad_images; }
   LoaderStats stats() const;
 
  private:
@@ -99,7 +110,9 @@ class DataLoader {
   std::condition_variable produced_;  // a slot was filled
   std::condition_variable consumed_;  // the window moved or workers must stop
   std::map<size_t, Slot> ready_;      // finished batches by number
-  size_t next_to_claim_ = 0;          // next batch number a worker takes
+  std::optional<Slot> made_ahead_;    // next_loads()' batch without workers
+  mutable std::atomic<size_t> skipped_{0};
+  size_t next_to_claim_ = 0;  // next batch number a worker takes
   bool stopping_ = false;
   std::vector<std::thread> workers_;
   LoaderStats stats_;

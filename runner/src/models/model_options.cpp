@@ -25,7 +25,9 @@ nlohmann::json model_params_schema(const nlohmann::json& extra_properties) {
         {"default", false},
         {"description",
          "Start from timm weights: a .safetensors file or a folder holding model.safetensors "
-         "(relative to the experiment file); true for timm's default weights of the backbone, "
+         "(relative to the experiment file), or a runner run: its folder (checkpoints/best.pt, "
+         "else last.pt) or one of its checkpoint .pt files, whose model weights it takes; "
+         "true for timm's default weights of the backbone, "
          "or hf-hub:timm/<model>.<tag>, both read offline from the Hugging Face cache "
          "($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub). The first conv is adapted "
          "to in_chans and a classifier of another size is left at its fresh init, as timm's "

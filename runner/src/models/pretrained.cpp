@@ -125,11 +125,16 @@ std::string PretrainedLoad::describe(int64_t in_chans, int64_t num_classes) cons
 
 PretrainedLoad load_pretrained(Model& model, const std::string& path, int64_t in_chans,
                                int64_t num_classes) {
-  PretrainedLoad report;
   const std::string file = resolve_weights_path(path);
-  report.file = file;
   io::TensorFile checkpoint = io::read_safetensors(file);
-  std::map<std::string, torch::Tensor> source(checkpoint.tensors.begin(), checkpoint.tensors.end());
+  return load_pretrained(model, {checkpoint.tensors.begin(), checkpoint.tensors.end()}, file,
+                         in_chans, num_classes);
+}
+
+PretrainedLoad load_pretrained(Model& model, std::map<std::string, torch::Tensor> source,
+                               const std::string& file, int64_t in_chans, int64_t num_classes) {
+  PretrainedLoad report;
+  report.file = file;
   if (!source.count("head.norm.weight") && source.count("norm.weight") &&
       model.first_conv() == "stem.0")
     throw DataError("weights '" + file + "' are an original (non-timm) ConvNeXt checkpoint: " +

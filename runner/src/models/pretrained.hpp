@@ -41,6 +41,11 @@ struct PretrainedLoad {
 PretrainedLoad load_pretrained(Model& model, const std::string& path, int64_t in_chans,
                                int64_t num_classes);
 
+/// load_pretrained on weights already read (`source` by state_dict name; `file` names them in
+/// errors and in the report): a runner checkpoint's model, for one.
+PretrainedLoad load_pretrained(Model& model, std::map<std::string, torch::Tensor> source,
+                               const std::string& file, int64_t in_chans, int64_t num_classes);
+
 /// Writes state_dict(module) with timm's names to `path` (temp file + rename).
 void save_model_safetensors(const torch::nn::Module& module, const std::string& path,
                             const std::map<std::string, std::string>& metadata = {});

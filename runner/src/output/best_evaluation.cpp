@@ -59,7 +59,7 @@ json confusion_summary(const torch::Tensor& logits, const std::vector<int64_t>& 
 
 json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>& labels,
                         const data::Dataset& dataset, const std::vector<std::string>& class_names,
-                        size_t count) {
+                        size_t count, const std::vector<int64_t>& indices) {
   const auto probs = torch::softmax(logits.to(torch::kFloat), 1);
   const auto [confidence, predicted] = probs.max(1);
   const auto conf = confidence.contiguous();
@@ -71,12 +71,14 @@ json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>&
   std::stable_sort(wrong.begin(), wrong.end(), [&](size_t a, size_t b) { return c[a] > c[b]; });
   if (wrong.size() > count) wrong.resize(count);
   json out = json::array();
-  for (size_t i : wrong)
-    out.push_back({{"index", i},
+  for (size_t i : wrong) {
+    const size_t sample = indices.empty() ? i : static_cast<size_t>(indices[i]);
+    out.push_back({{"index", sample},
                    {"true", class_name(class_names, labels[i])},
                    {"predicted", class_name(class_names, pred.data_ptr<int64_t>()[i])},
                    {"confidence", c[i]},
-                   {"png", png_of(dataset.get(i).image)}});
+                   {"png", png_of(dataset.get(sample).image)}});
+  }
   return out;
 }
 

@@ -21,8 +21,10 @@ nlohmann::json confusion_summary(const torch::Tensor& logits, const std::vector<
 
 /// The `count` misclassified samples with the highest softmax confidence, most confident first:
 /// [{"index", "true", "predicted", "confidence", "png" (base64 of the untransformed image)}].
+/// `indices`: each row's dataset index (empty: row i is sample i).
 nlohmann::json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>& labels,
                                   const data::Dataset& dataset,
-                                  const std::vector<std::string>& class_names, size_t count);
+                                  const std::vector<std::string>& class_names, size_t count,
+                                  const std::vector<int64_t>& indices = {});
 
 }  // namespace runner::output

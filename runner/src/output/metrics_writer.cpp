@@ -24,11 +24,13 @@ std::string validation_key(const std::string& metric) {
   return "val_" + metric;
 }
 
-MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names) {
+MetricsWriter::MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
+                             const std::vector<std::string>& extra_columns) {
   columns_ = {"kind",  "epoch",        "step",      "loss",         "lr",
               "scale", "images_per_s", "data_wait", "peak_rss_mib", "val_loss"};
   for (const auto& m : metric_names)
     if (m != "loss") columns_.push_back(validation_key(m));
+  columns_.insert(columns_.end(), extra_columns.begin(), extra_columns.end());
   run_dir_ = run_dir;
   const fs::path dir(run_dir);
   const bool fresh_csv = !fs::exists(dir / "metrics.csv");

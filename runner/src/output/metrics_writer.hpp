@@ -17,7 +17,9 @@ class MetricsWriter {
  public:
   /// Opens (appending, for resumed runs) the files in `run_dir`. `metric_names` fixes the CSV's
   /// validation columns.
-  MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names);
+  /// `extra_columns` follow them (data.on_bad_image skip's skipped_train, skipped_val).
+  MetricsWriter(const std::string& run_dir, std::vector<std::string> metric_names,
+                const std::vector<std::string>& extra_columns = {});
 
   /// Writes one record: `kind` "step", "epoch" or "best", the optimizer step, and named
   /// values. Throws runner::Error (util::write_failure) when a file

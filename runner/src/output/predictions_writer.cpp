@@ -48,14 +48,19 @@ std::string csv_field(const std::string& text) {
 }  // namespace
 
 size_t write_predictions(const torch::Tensor& logits, const std::string& format,
-                         const std::string& data_file, const std::filesystem::path& path) {
+                         const std::string& data_file, const std::filesystem::path& path,
+                         const std::vector<int64_t>& indices, int64_t total_rows) {
   const auto labels = logits.argmax(1);
+  const auto sample = [&](int64_t row) {
+    return indices.empty() ? row : indices[static_cast<size_t>(row)];
+  };
   std::string text;
   if (format == "kaggle") {
-    const auto ids = submission_ids(data_file, logits.size(0));
+    const auto ids = submission_ids(data_file, total_rows >= 0 ? total_rows : logits.size(0));
     text = "ImageId,Label\n";
     for (int64_t i = 0; i < logits.size(0); ++i)
-      text += ids[i] + "," + std::to_string(labels[i].item<int64_t>()) + "\n";
+      text += ids[static_cast<size_t>(sample(i))] + "," +
+              std::to_string(labels[i].item<int64_t>()) + "\n";
   } else {
     const auto probs = torch::softmax(logits, 1);
     text = "index,label";
@@ -63,7 +68,7 @@ size_t write_predictions(const torch::Tensor& logits, const std::string& format,
     text += "\n";
     auto p = probs.accessor<float, 2>();
     for (int64_t i = 0; i < logits.size(0); ++i) {
-      text += std::to_string(i) + "," + std::to_string(labels[i].item<int64_t>());
+      text += std::to_string(sample(i)) + "," + std::to_string(labels[i].item<int64_t>());
       for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
       text += "\n";
     }
@@ -72,27 +77,38 @@ size_t write_predictions(const torch::Tensor& logits, const std::string& format,
   return static_cast<size_t>(logits.size(0));
 }
 
-size_t write_file_predictions(const torch::Tensor& logits, const std::vector<std::string>& files,
+size_t write_file_predictions(const torch::Tensor& logits, const std::vector<int64_t>& indices,
+                              const std::vector<std::string>& files,
+                              const std::map<size_t, std::string>& errors,
                               const std::vector<std::string>& class_names,
                               const std::filesystem::path& path) {
   const auto name = [&](int64_t c) {
     return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)]
                                                         : std::to_string(c);
   };
-  const torch::Tensor probs = torch::softmax(logits, 1).contiguous();
-  const auto labels = logits.argmax(1);
+  const int64_t classes = logits.size(0) > 0 ? logits.size(1) : 0;
+  const torch::Tensor probs = logits.size(0) > 0 ? torch::softmax(logits, 1).contiguous() : logits;
+  std::vector<int64_t> row_of(files.size(), -1);
+  for (size_t r = 0; r < indices.size(); ++r) row_of.at(static_cast<size_t>(indices[r])) = r;
   std::string text = "path,class";
-  for (int64_t c = 0; c < logits.size(1); ++c) text += "," + csv_field("prob_" + name(c));
-  text += "\n";
-  const auto p = probs.accessor<float, 2>();
-  for (int64_t i = 0; i < logits.size(0); ++i) {
-    text += csv_field(files.at(static_cast<size_t>(i))) + "," +
-            csv_field(name(labels[i].item<int64_t>()));
-    for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
-    text += "\n";
+  for (int64_t c = 0; c < classes; ++c) text += "," + csv_field("prob_" + name(c));
+  text += ",error\n";
+  for (size_t f = 0; f < files.size(); ++f) {
+    text += csv_field(files[f]);
+    const int64_t r = row_of[f];
+    if (r < 0) {
+      const auto why = errors.find(f);
+      text += "," + std::string(static_cast<size_t>(classes), ',') + "," +
+              csv_field(why != errors.end() ? why->second : "could not be read") + "\n";
+      continue;
+    }
+    const float* p = probs.data_ptr<float>() + r * classes;
+    text += "," + csv_field(name(logits[r].argmax().item<int64_t>()));
+    for (int64_t c = 0; c < classes; ++c) text += fmt::format(",{:.6g}", p[c]);
+    text += ",\n";
   }
   util::write_file_atomically(path.string(), text);
-  return static_cast<size_t>(logits.size(0));
+  return files.size();
 }
 
 }  // namespace runner::output

@@ -39,6 +39,9 @@ struct EpochRecord {
   double epoch_seconds = 0, peak_rss_mib = 0, peak_gpu_mib = 0;
   bool partial = false;                      ///< cut short by train.max_steps
   std::map<std::string, double> validation;  ///< metric -> value ("loss" among them)
+  /// data.on_bad_image skip: samples left out of this epoch's training and validation passes
+  /// (all ranks); unset otherwise.
+  std::optional<int64_t> skipped_train, skipped_val;
 };
 
 /// A new best epoch: its validation predictions, for the report's per-class table, confusion
@@ -51,6 +54,7 @@ struct BestRecord {
   std::vector<int64_t> labels;
   const data::Dataset* validation = nullptr;  ///< the split, for its images
   std::vector<std::string> class_names;
+  std::vector<int64_t> indices;  ///< each row's sample of `validation` (empty: row i is sample i)
 };
 
 /// Training stopped by a signal, with its work saved (checkpoints/last.pt).

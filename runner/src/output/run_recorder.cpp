@@ -17,7 +17,7 @@ using nlohmann::json;
 RunRecorder::RunRecorder(std::filesystem::path run_dir, RecorderOptions options)
     : run_dir_(std::move(run_dir)),
       options_(std::move(options)),
-      metrics_(run_dir_.string(), options_.metric_names) {}
+      metrics_(run_dir_.string(), options_.metric_names, options_.extra_columns) {}
 
 void RunRecorder::on_start(std::optional<int64_t> resumed_at) {
   if (resumed_at) metrics_.drop_records_after(*resumed_at);  // the steps it will write again
@@ -47,7 +47,8 @@ void RunRecorder::on_best(const BestRecord& r) {
   record["value"] = r.value;
   metrics_.write("best", r.step, record);
   if (!r.validation) return;
-  const json examples = confident_mistakes(r.logits, r.labels, *r.validation, r.class_names, 24);
+  const json examples =
+      confident_mistakes(r.logits, r.labels, *r.validation, r.class_names, 24, r.indices);
   util::write_file_atomically((run_dir_ / "best_examples.json").string(), examples.dump() + "\n");
   write_run_report(run_dir_, running_status_);  // the epoch's page again, with its best record
 }
@@ -86,6 +87,8 @@ json epoch_values(const EpochRecord& r) {
                  {"peak_rss_mib", r.peak_rss_mib},
                  {"peak_gpu_mib", r.peak_gpu_mib}};
   if (r.partial) record["partial_epoch"] = true;
+  if (r.skipped_train) record["skipped_train"] = *r.skipped_train;
+  if (r.skipped_val) record["skipped_val"] = *r.skipped_val;
   for (const auto& [name, value] : r.validation) record[validation_key(name)] = value;
   return record;
 }

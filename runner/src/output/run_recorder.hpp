@@ -16,9 +16,10 @@
 namespace runner::output {
 
 struct RecorderOptions {
-  std::string title;                      ///< the experiment's name, above the curves
-  std::vector<std::string> metric_names;  ///< the configured metrics: metrics.csv's columns
-  std::string best_metric;                ///< train.best.metric: the curves' validation panel
+  std::string title;                       ///< the experiment's name, above the curves
+  std::vector<std::string> metric_names;   ///< the configured metrics: metrics.csv's columns
+  std::string best_metric;                 ///< train.best.metric: the curves' validation panel
+  std::vector<std::string> extra_columns;  ///< metrics.csv's columns after the metrics'
 };
 
 class RunRecorder : public RunObserver {

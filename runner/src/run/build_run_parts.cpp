@@ -2,10 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "config/pretrained_source.hpp"
 #include "models/pretrained.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
+#include "train/checkpoint.hpp"
 #include "train/device_options.hpp"
 
 namespace runner::run {
@@ -61,20 +65,6 @@ std::shared_ptr<models::Model> build_model(const json& section) {
   return model;
 }
 
-// model.pretrained naming a weights file (resolved by config::resolve_pretrained), loaded as
-// timm's load_pretrained does. A timm/<name> or torchscript backbone carries its weights.
-void load_pretrained_weights(const json& section, models::Model& model, bool announce) {
-  const json& pretrained = section.value("pretrained", json(false));
-  if (!pretrained.is_string() ||
-      config::is_scripted_backbone(section.at("backbone").get<std::string>()))
-    return;
-  const auto options = models::model_options_from(section);
-  const auto loaded = models::load_pretrained(model, pretrained.get<std::string>(),
-                                              options.in_chans, options.num_classes);
-  if (announce)
-    spdlog::info("pretrained weights: {}", loaded.describe(options.in_chans, options.num_classes));
-}
-
 train::PartsDescription describe_parts(const json& doc) {
   train::PartsDescription about;
   const json& model = doc.at("model");
@@ -90,7 +80,33 @@ train::PartsDescription describe_parts(const json& doc) {
   return about;
 }
 
+// A runner checkpoint is a zip archive (torch's serialisation); a safetensors file starts with
+// its header's length.
+bool is_zip_archive(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, sizeof magic) && std::equal(magic, magic + 4, "PK\x03\x04");
+}
+
 }  // namespace
+
+void load_pretrained_weights(const json& section, models::Model& model, bool announce) {
+  const json& pretrained = section.value("pretrained", json(false));
+  if (!pretrained.is_string() ||
+      config::is_scripted_backbone(section.at("backbone").get<std::string>()))
+    return;
+  const auto options = models::model_options_from(section);
+  const std::string file = pretrained.get<std::string>();
+  // A run's checkpoint (best.pt of a run folder): its model's weights, as from a timm file.
+  const auto loaded =
+      is_zip_archive(file)
+          ? models::load_pretrained(
+                model, train::read_checkpoint_tensors(file, train::CheckpointWeights::kModel), file,
+                options.in_chans, options.num_classes)
+          : models::load_pretrained(model, file, options.in_chans, options.num_classes);
+  if (announce)
+    spdlog::info("pretrained weights: {}", loaded.describe(options.in_chans, options.num_classes));
+}
 
 train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest& request) {
   const json& doc = e.doc;

@@ -28,6 +28,13 @@ struct PartsRequest {
 /// part factories always. Throws what the plugins throw (ConfigError, DataError).
 train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest& request);
 
+/// model.pretrained's weights (a file config::resolve_pretrained found: .safetensors, or a
+/// runner checkpoint, whose model's weights it takes) into `model`, as timm's load_pretrained
+/// does; nothing for pretrained false or a TorchScript backbone (its weights come with it).
+/// `announce`: log what it loaded. Throws DataError naming the file.
+void load_pretrained_weights(const nlohmann::json& model_section, models::Model& model,
+                             bool announce);
+
 /// What the parts of `e` are (plugin names, the model's shape options), without building any.
 train::PartsDescription describe_run_parts(const config::Experiment& e);
 

@@ -88,6 +88,12 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
                         "' does not take: use loss: {name: cross_entropy} or switch mixup off");
     check_validation(e, parts);
   }
+  // Batches made from a split decoded up front have no sample to leave out: the decoding
+  // stops at the first file it cannot read.
+  if (o.data.on_bad_image == "skip" && (o.data.device == "cpu" || o.data.device == "cuda"))
+    throw ConfigError(key_at(e, "/data/on_bad_image") + "data.on_bad_image skip leaves samples " +
+                      "out as the loader makes batches, but data.device " + o.data.device +
+                      " decodes every split before training: set data.device: loader (or auto)");
   // The split the predictions come from exists (a set key is refused, a default warned of).
   const bool predicts = !context.predict_input && (context.training ? o.predict.enabled : true);
   const auto& split = o.predict.split == "val" ? parts.splits.val : parts.splits.test;

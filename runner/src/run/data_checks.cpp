@@ -2,10 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <optional>
+#include <thread>
 #include <utility>
+#include <vector>
 
+#include "data/folder_dataset.hpp"
+#include "log/logging.hpp"
+#include "output/progress.hpp"
 #include "runner/error.hpp"
 #include "util/image_header.hpp"
 #include "util/quiet_stderr.hpp"
@@ -88,16 +97,77 @@ void check_sizes_meet(const config::Experiment& e, const SplitToCheck& split,
   }
 }
 
+// What a look at each sample of a split found: the first sample of each size, and the
+// samples that cannot be used (by index, with the check's line).
+struct SplitLook {
+  std::map<std::pair<int, int>, size_t> first_of_size;
+  std::map<size_t, std::string> bad;
+};
+
+// Looks at samples begin, begin + stride, ... (one loader thread's share).
+void look_at_samples(const SplitToCheck& split, bool headers, size_t begin, size_t stride,
+                     std::atomic<size_t>& done, SplitLook& look) {
+  for (size_t i = begin; i < split.dataset->size(); i += stride) {
+    try {
+      look.first_of_size.emplace(sample_size(split, i, headers), i);
+    } catch (const ConfigError& error) {
+      look.bad.emplace(i, error.what());
+    }
+    ++done;
+  }
+}
+
+// Every sample of the split, on the machine's cores (decoding 70000 files one at a time takes
+// minutes), with a progress line where it takes long.
+SplitLook look_at_split(const SplitToCheck& split, bool headers) {
+  const size_t n = split.dataset->size();
+  const size_t threads =
+      std::clamp<size_t>(std::thread::hardware_concurrency(), 1, std::max<size_t>(1, n / 64));
+  std::vector<SplitLook> looks(threads);
+  std::atomic<size_t> done{0};
+  std::vector<std::thread> workers;
+  for (size_t t = 0; t < threads; ++t)
+    workers.emplace_back(look_at_samples, std::cref(split), headers, t, threads, std::ref(done),
+                         std::ref(looks[t]));
+  output::Progress progress(true, log::stdout_is_terminal(), std::max<int64_t>(1, n / 10));
+  progress.start(std::string("data.check ") + (headers ? "header" : "full") + ", " + split.name,
+                 static_cast<int64_t>(n), 0, /*quiet_seconds=*/3.0);
+  while (done < n) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    progress.update(static_cast<int64_t>(done.load()), 0.0, NAN);
+  }
+  for (std::thread& worker : workers) worker.join();
+  progress.finish();
+  SplitLook all;
+  for (const SplitLook& look : looks) {
+    all.bad.insert(look.bad.begin(), look.bad.end());
+    for (const auto& [size, index] : look.first_of_size) {
+      auto [it, added] = all.first_of_size.emplace(size, index);
+      if (!added) it->second = std::min(it->second, index);
+    }
+  }
+  return all;
+}
+
 void check_split(const config::Experiment& e, const SplitToCheck& split) {
   const std::string& level = e.options.data.check;
   const data::Dataset& dataset = *split.dataset;
   // In-memory datasets (idx, csv) decoded every sample when they loaded: a header check has
   // nothing to read.
   if (level == "header" && (dataset.size() == 0 || data::sample_file(dataset, 0).empty())) return;
-  std::map<std::pair<int, int>, size_t> first_of_size;
-  for (size_t i = 0; i < dataset.size(); ++i)
-    first_of_size.emplace(sample_size(split, i, level == "header"), i);
-  check_sizes_meet(e, split, first_of_size);
+  const SplitLook look = look_at_split(split, level == "header");
+  if (!look.bad.empty()) {
+    // The first bad sample in dataset order, as a sequential look would have named it.
+    if (e.options.data.on_bad_image != "skip") throw ConfigError(look.bad.begin()->second);
+    std::vector<std::string> names;
+    for (const auto& [index, why] : look.bad) names.push_back(sample_name(split, index));
+    spdlog::warn(
+        "data.on_bad_image skip: {} sample(s) of the {} split cannot be used and will be "
+        "left out: {} (first: {})",
+        look.bad.size(), split.name, data::listing_names(names, 3),
+        look.bad.begin()->second.substr(look.bad.begin()->second.find(": ") + 2));
+  }
+  check_sizes_meet(e, split, look.first_of_size);
 }
 
 // Samples of each class in `dataset` (labels outside [0, classes) left out).

@@ -12,6 +12,7 @@
 #include "run/preflight.hpp"
 #include "run/run_trackers.hpp"
 #include "run/start_checks.hpp"
+#include "run/usable_sample.hpp"
 #include "util/counted.hpp"
 
 namespace runner::run {
@@ -64,8 +65,8 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
   // One sample through the training transforms and the model: shapes that do not fit fail here.
   std::string sample_shape = "n/a";
   if (splits.train && splits.train->size() > 0) {
-    auto sample = splits.train->get(0);
-    parts.train_pipeline.apply(sample, experiment.seed, 0, 0);
+    auto [sample, index] = usable_sample(e, *splits.train, 0);
+    parts.train_pipeline.apply(sample, experiment.seed, 0, index);
     sample_shape = std::to_string(sample.image.rows) + "x" + std::to_string(sample.image.cols) +
                    "x" + std::to_string(sample.image.channels());
   }

@@ -8,6 +8,7 @@
 #include "data/batch.hpp"
 #include "models/torchscript_error.hpp"
 #include "run/build_run_parts.hpp"
+#include "run/usable_sample.hpp"
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
 
@@ -84,6 +85,12 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   const RandomStateKept kept;
   const uint64_t seed = e.options.seed;
   const std::shared_ptr<models::Model> model = parts.make_model();  // fresh, on the CPU
+  try {  // the weights model.pretrained names must fit it, as they will in the run
+    load_pretrained_weights(e.doc.at("model"), *model, /*announce=*/false);
+  } catch (const DataError& error) {
+    throw ConfigError(e.marks.value_mark("/model/pretrained").to_string() +
+                      ": model.pretrained: " + error.what());
+  }
   model->to(torch::kCPU);
   const bool backward = count_parameters(*model).first <= kFullStepLimit;
   const std::string where = step_model_where(e, parts);
@@ -91,11 +98,12 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   if (train_sample) {
     // Two samples: one sample breaks BatchNorm after global pooling in training mode.
     std::vector<data::Sample> samples;
+    size_t next = 0;
     for (size_t i = 0; i < 2; ++i) {
-      const size_t index = std::min(i, splits.train->size() - 1);
-      data::Sample sample = splits.train->get(index);
-      parts.train_pipeline.apply(sample, seed, 0, index);
-      samples.push_back(std::move(sample));
+      const auto [sample, index] = usable_sample(e, *splits.train, next);
+      samples.push_back(sample);
+      parts.train_pipeline.apply(samples.back(), seed, 0, index);
+      next = std::min(index + 1, splits.train->size() - 1);
     }
     const data::Batch batch = data::collate(samples, {0, 1}, {false, false});
     torch::Tensor logits;
@@ -126,8 +134,8 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
     }
   }
   if (eval_sample) {
-    data::Sample sample = eval_split->get(0);
-    parts.eval_pipeline.apply(sample, seed, 0, 0);
+    auto [sample, index] = usable_sample(e, *eval_split, 0);
+    parts.eval_pipeline.apply(sample, seed, 0, index);
     const data::Batch batch = data::collate({sample}, {0}, {false});
     try {
       torch::NoGradGuard no_grad;

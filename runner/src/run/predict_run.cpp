@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "data/folder_dataset.hpp"
 #include "dist/world.hpp"
@@ -24,13 +25,21 @@ void predict_split(train::Evaluator& evaluator, const RankSetup& setup,
     if (main) spdlog::warn("no {} split to predict: no predictions written", split);
     return;
   }
-  const torch::Tensor logits = evaluator.predict_logits(dataset);
+  const train::Predictions predicted = evaluator.predict(dataset);
   // Every rank learns whether the file was written: all end with the same line when it was not.
   dist::on_main_process(*setup.rank.world, [&] {
     const fs::path path =
         fs::path(output).is_absolute() ? fs::path(output) : fs::path(dir) / output;
-    const size_t rows = output::write_predictions(logits, format, dataset->describe(), path);
+    const size_t rows =
+        output::write_predictions(predicted.logits, format, dataset->describe(), path,
+                                  predicted.indices, static_cast<int64_t>(dataset->size()));
     spdlog::info("wrote {} predictions of the {} split to {}", rows, split, path.string());
+    if (rows < dataset->size())
+      spdlog::warn(
+          "data.on_bad_image skip: {} of the {} split's {} samples could not be read "
+          "and have no row in {}{}",
+          dataset->size() - rows, split, dataset->size(), path.string(),
+          format == "kaggle" ? " (Kaggle scores a submission with every row only)" : "");
   });
 }
 
@@ -47,25 +56,54 @@ std::vector<std::string> class_names(const train::RunParts& parts, const RunOpti
   return names;
 }
 
-// --input FOLDER: every image file in it, a row each, decoded as the model takes images.
+// --input FOLDER: every image file in it (not its subfolders), a row each, decoded as the model
+// takes images; a file that cannot be read gets its row with the reason, and the run goes on.
 void predict_folder(train::Evaluator& evaluator, const RankSetup& setup,
                     const train::RunParts& parts, const RunOptions& options,
                     const std::string& dir) {
   const int64_t channels =
       parts.about.model_options ? parts.about.model_options->in_chans : int64_t{3};
-  const auto dataset = data::folder_dataset(options.predict_input, channels);
-  const torch::Tensor logits = evaluator.predict_logits(dataset);
+  const data::ImageFolderListing listing = data::list_image_folder(options.predict_input);
+  const auto dataset = data::folder_dataset(listing, channels);
+  const train::Predictions predicted = evaluator.predict(dataset, /*skip_bad_images=*/true);
   dist::on_main_process(*setup.rank.world, [&] {
     std::vector<std::string> files;
     for (size_t i = 0; i < dataset->size(); ++i) files.push_back(data::sample_file(*dataset, i));
+    // Why each file without a row could not be read: its error, read again here (a few files).
+    std::map<size_t, std::string> errors;
+    std::vector<bool> has_row(files.size(), false);
+    for (const int64_t i : predicted.indices) has_row[static_cast<size_t>(i)] = true;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (has_row[i]) continue;
+      try {
+        dataset->get(i);
+        errors[i] = "could not be read";
+      } catch (const std::exception& error) {
+        errors[i] = error.what();
+      }
+    }
     const fs::path path =
         !options.predict_output.empty()
             ? fs::path(options.predict_output)
             : fs::path(dir) / (fs::path(options.predict_input).filename().string() + ".csv");
-    const size_t rows =
-        output::write_file_predictions(logits, files, class_names(parts, options), path);
-    spdlog::info("wrote {} predictions of the images in {} to {}", rows, options.predict_input,
-                 path.string());
+    output::write_file_predictions(predicted.logits, predicted.indices, files, errors,
+                                   class_names(parts, options), path);
+    spdlog::info("wrote {} predictions of the images in {} to {}", predicted.indices.size(),
+                 options.predict_input, path.string());
+    if (!errors.empty())
+      spdlog::warn(
+          "{} of the {} image files could not be read: their rows in {} say why in the "
+          "error column (first: {})",
+          errors.size(), files.size(), path.string(), files[errors.begin()->first]);
+    if (!listing.ignored.empty())
+      spdlog::warn("--input {}: ignored {} file(s) that are not images by their extension: {}",
+                   options.predict_input, listing.ignored.size(),
+                   data::listing_names(listing.ignored, 5));
+    if (!listing.subfolders.empty())
+      spdlog::warn(
+          "--input {}: subfolders are not read: {} (give each as --input, or move "
+          "their images up)",
+          options.predict_input, data::listing_names(listing.subfolders, 5));
   });
 }
 

@@ -10,6 +10,7 @@
 #include "models/torchscript_error.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/data_checks.hpp"
+#include "run/usable_sample.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 
@@ -46,8 +47,8 @@ void check_scripted_fits_data(const config::Experiment& e, const train::RunParts
   if (!splits.train || splits.train->size() == 0) return;
   const std::string where =
       e.marks.value_mark("/model/path").to_string() + ": model.path " + parts.about.model_path;
-  auto sample = splits.train->get(0);
-  parts.train_pipeline.apply(sample, e.options.seed, 0, 0);
+  auto [sample, index] = usable_sample(e, *splits.train, 0);
+  parts.train_pipeline.apply(sample, e.options.seed, 0, index);
   const data::Batch batch = data::collate({sample}, {0}, {false});
   const std::shared_ptr<models::Model> model = parts.model ? parts.model : parts.make_model();
   const auto parameters = model->parameters();
@@ -99,8 +100,8 @@ void check_data_fits_model(const config::Experiment& e, const train::RunParts& p
 
   const int64_t in_chans = parts.about.model_options->in_chans;
   if (splits.train && splits.train->size() > 0) {
-    auto sample = splits.train->get(0);
-    train_transforms.apply(sample, seed, 0, 0);
+    auto [sample, index] = usable_sample(e, *splits.train, 0);
+    train_transforms.apply(sample, seed, 0, index);
     if (sample.image.channels() != in_chans)
       throw ConfigError(e.marks.value_mark("/model/in_chans").to_string() + ": model.in_chans " +
                         std::to_string(in_chans) + " but the training images have " +
@@ -113,10 +114,10 @@ void check_data_fits_model(const config::Experiment& e, const train::RunParts& p
   // Evaluation batches stack images: every one must come out of the transforms the same size.
   for (const auto& split : {splits.val, splits.test}) {
     if (!split || split->size() < 2) continue;
-    auto first = split->get(0);
-    auto last = split->get(split->size() - 1);
-    eval_transforms.apply(first, seed, 0, 0);
-    eval_transforms.apply(last, seed, 0, split->size() - 1);
+    auto [first, first_index] = usable_sample(e, *split, 0);
+    auto [last, last_index] = usable_sample(e, *split, split->size() - 1, /*backwards=*/true);
+    eval_transforms.apply(first, seed, 0, first_index);
+    eval_transforms.apply(last, seed, 0, last_index);
     if (first.image.size() != last.image.size() || first.image.channels() != in_chans ||
         last.image.channels() != in_chans)
       throw ConfigError(e.marks.value_mark("/data/eval_transforms").to_string() +

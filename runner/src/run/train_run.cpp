@@ -32,10 +32,18 @@ using nlohmann::json;
 // The images the model takes, as one training sample comes out of the train transforms:
 // [channels, height, width] (export writes it into the model's metadata).
 json input_size(const train::RunParts& parts, uint64_t seed) {
-  if (!parts.splits.train || parts.splits.train->size() == 0) return nullptr;
-  data::Sample sample = parts.splits.train->get(0);
-  parts.train_pipeline.apply(sample, seed, 0, 0);
-  return {sample.image.channels(), sample.image.rows, sample.image.cols};
+  if (!parts.splits.train) return nullptr;
+  for (size_t i = 0; i < parts.splits.train->size(); ++i) {
+    data::Sample sample;
+    try {  // the checks before training let only data.on_bad_image skip's files through
+      sample = parts.splits.train->get(i);
+    } catch (const DataError&) {
+      continue;
+    }
+    parts.train_pipeline.apply(sample, seed, 0, i);
+    return {sample.image.channels(), sample.image.rows, sample.image.cols};
+  }
+  return nullptr;
 }
 
 // batch.png: the first training batch as the model gets it, for the report. A picture, not a
@@ -106,6 +114,8 @@ json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& 
          {"prefetch_batches", loader.prefetch},
          {"batches_made_on", loader.made_on}}},
        {"model_memory_format", train::memory_format_of(*parts.model)}});
+  if (loop.skips_bad_images())
+    fields["skipped_images"] = {{"train", loop.skipped_train()}, {"val", loop.skipped_val()}};
   if (const dist::DataParallel* dp = loop.data_parallel())  // train.bucket_cap_mb, ...
     fields["gradient_sync"] = {{"buckets", dp->bucket_count()},
                                {"find_unused_parameters", dp->options().find_unused_parameters},
@@ -131,7 +141,10 @@ void add_observers(output::ObserverChain& observers, const RankSetup& setup,
   }
   observers.add(std::make_unique<output::RunRecorder>(
       run_dir,
-      output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric}));
+      output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric,
+                              experiment.data.on_bad_image == "skip"
+                                  ? std::vector<std::string>{"skipped_train", "skipped_val"}
+                                  : std::vector<std::string>{}}));
   const dist::World& world = *setup.rank.world;
   trackers::RunStart start =
       tracker_run_start(resolved, run_dir,
@@ -252,7 +265,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
     // checkpoints stay (runner predict RUN_DIR redoes a failed prediction).
     json fields = trained.is_object() ? trained : best_so_far(loop);
     fields["error"] = err.what();
-    fields["failed_stage"] = stage;
+    fields["failed_stage"] = stage == "train" ? loop.stage() : stage;
     try {
       observers.on_end({"failed", fields, loop.position().optimizer_steps, loop.run_seconds()});
     } catch (const std::exception& e) {

@@ -26,7 +26,9 @@ std::optional<torch::Device> resolve_data_device(
                         ": set data.device: cpu, auto or loader");
     return rank.device;
   }
-  if (!rank.device.is_cuda() || !parts.splits.train) return std::nullopt;
+  // data.on_bad_image skip leaves samples out as the loader makes batches.
+  if (!rank.device.is_cuda() || !parts.splits.train || data.on_bad_image == "skip")
+    return std::nullopt;
   const data::ResidentChoice chosen =
       data::choose_resident(*parts.splits.train,
                             {{&parts.train_pipeline, "data.train_transforms"},
@@ -68,6 +70,7 @@ data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
   lo.rank = static_cast<size_t>(rank_.world->rank());
   lo.world_size = static_cast<size_t>(rank_.world->world_size());
   lo.pin_memory = rank_.device.is_cuda();
+  lo.skip_bad_images = data_.on_bad_image == "skip";
   return lo;
 }
 
@@ -85,9 +88,11 @@ std::unique_ptr<data::DataLoader> BatchSource::training_loader(int64_t batch_siz
 }
 
 std::unique_ptr<data::DataLoader> BatchSource::evaluation_loader(
-    const std::shared_ptr<data::Dataset>& dataset, int64_t batch_size) {
-  return std::make_unique<data::DataLoader>(dataset, parts_.eval_pipeline,
-                                            options(batch_size, false, dataset));
+    const std::shared_ptr<data::Dataset>& dataset, int64_t batch_size,
+    std::optional<bool> skip_bad_images) {
+  data::LoaderOptions lo = options(batch_size, false, dataset);
+  if (skip_bad_images) lo.skip_bad_images = *skip_bad_images;
+  return std::make_unique<data::DataLoader>(dataset, parts_.eval_pipeline, lo);
 }
 
 }  // namespace runner::train

@@ -27,8 +27,10 @@ class BatchSource {
   /// has no whole batch for the world.
   std::unique_ptr<data::DataLoader> training_loader(int64_t batch_size);
   /// A loader over `dataset` in dataset order (what gather_for_metrics puts back together).
-  std::unique_ptr<data::DataLoader> evaluation_loader(const std::shared_ptr<data::Dataset>& dataset,
-                                                      int64_t batch_size);
+  /// `skip_bad_images`: whether unreadable samples are left out (default: data.on_bad_image).
+  std::unique_ptr<data::DataLoader> evaluation_loader(
+      const std::shared_ptr<data::Dataset>& dataset, int64_t batch_size,
+      std::optional<bool> skip_bad_images = std::nullopt);
 
  private:
   data::LoaderOptions options(int64_t batch_size, bool training,

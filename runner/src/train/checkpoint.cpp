@@ -55,6 +55,19 @@ void save_module_copy(const torch::nn::Module& module, torch::serialize::OutputA
   }
 }
 
+// Every tensor of a Module::save archive by its state_dict name (children's under "child.").
+void collect_tensors(torch::serialize::InputArchive& archive, const std::string& prefix,
+                     std::map<std::string, torch::Tensor>& out) {
+  for (const std::string& key : archive.keys()) {
+    torch::Tensor value;
+    torch::serialize::InputArchive child;
+    if (archive.try_read(key, value))
+      out.emplace(prefix + key, value);
+    else if (archive.try_read(key, child))
+      collect_tensors(child, prefix + key + ".", out);
+  }
+}
+
 }  // namespace
 
 torch::Tensor cpu_rng_state() {
@@ -108,6 +121,32 @@ CheckpointWeights parse_checkpoint_weights(const std::string& text) {
   if (text == "model") return CheckpointWeights::kModel;
   if (text == "ema") return CheckpointWeights::kEma;
   throw ConfigError("weights '" + text + "': write model or ema");
+}
+
+std::map<std::string, torch::Tensor> read_checkpoint_tensors(const std::string& path,
+                                                             CheckpointWeights weights) {
+  const char* part = weights == CheckpointWeights::kEma ? "ema" : "model";
+  torch::serialize::InputArchive archive, weights_archive;
+  try {
+    archive.load_from(path);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw DataError("cannot read '" + path + "' as a runner checkpoint (" +
+                    what.substr(0, what.find('\n')) +
+                    "): a PyTorch state_dict saved by torch.save converts to what runner reads "
+                    "with safetensors.torch.save_file(state_dict, 'model.safetensors')");
+  }
+  if (!archive.try_read(part, weights_archive)) {
+    c10::IValue meta;
+    throw DataError("'" + path + "' " +
+                    (!archive.try_read("meta", meta)
+                         ? std::string("is not a runner checkpoint (a TorchScript file is "
+                                       "model.backbone: torchscript with model.path)")
+                         : "holds no averaged weights (its run had train.ema.enabled false)"));
+  }
+  std::map<std::string, torch::Tensor> tensors;
+  collect_tensors(weights_archive, "", tensors);
+  return tensors;
 }
 
 nlohmann::json read_checkpoint_meta(const std::string& path) {

@@ -3,6 +3,7 @@
 // temporary file, flushed, fsynced and renamed into place, so that a crash during a save
 // leaves the previous checkpoint whole.
 
+#include <map>
 #include <string>
 
 #include <torch/torch.h>
@@ -48,6 +49,13 @@ CheckpointContent load_checkpoint(const std::string& path, torch::nn::Module& mo
                                   optim::Optimizer* optimizer,
                                   CheckpointWeights weights = CheckpointWeights::kModel,
                                   ModelEma* ema = nullptr);
+
+/// The weights `weights` names of checkpoint `path` by their state_dict names ("stages.0.
+/// blocks.1.conv_dw.weight"), read without a model to load them into: what model.pretrained
+/// takes from a run. Throws runner::DataError naming the file when it cannot be read, is not a
+/// runner checkpoint (a Python torch.save file: say how to convert it) or lacks those weights.
+std::map<std::string, torch::Tensor> read_checkpoint_tensors(const std::string& path,
+                                                             CheckpointWeights weights);
 
 /// The meta of checkpoint `path` (its training position, best, world size), without a model to
 /// load it into; an empty object when the file has none. Throws runner::DataError naming the

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,18 @@ using MetricValues = std::map<std::string, double>;
 
 /// One evaluation of the validation split.
 struct Evaluation {
-  MetricValues metrics;         ///< empty without a validation split
-  torch::Tensor logits;         ///< float32 [N, C] on the CPU, dataset order
-  std::vector<int64_t> labels;  ///< the split's labels, dataset order
+  MetricValues metrics;          ///< empty without a validation split
+  torch::Tensor logits;          ///< float32 [N, C] on the CPU, dataset order
+  std::vector<int64_t> labels;   ///< the split's labels, dataset order
+  std::vector<int64_t> indices;  ///< each row's sample (data.on_bad_image skip leaves some out)
+  int64_t skipped = 0;           ///< samples data.on_bad_image skip left out of it
+};
+
+/// An inference pass's rows: each gathered logit row's dataset index beside it.
+struct Predictions {
+  torch::Tensor logits;          ///< float32 [N, C] on the CPU, dataset order
+  std::vector<int64_t> indices;  ///< the dataset index of each row (all of them, but those
+                                 ///< data.on_bad_image skip left out)
 };
 
 class Evaluator {
@@ -32,8 +42,12 @@ class Evaluator {
 
   /// The current weights' logits for every sample of `dataset` (float32 [N, C], CPU, dataset
   /// order, on every rank: a collective). Evaluates with rank 0's BatchNorm statistics, as the
-  /// checkpoints hold them; leaves the model in training mode.
-  torch::Tensor predict_logits(const std::shared_ptr<data::Dataset>& dataset);
+  /// checkpoints hold them; leaves the model in training mode. `skip_bad_images`: leave out
+  /// samples that cannot be read (their indices are missing from the result); else (and
+  /// as data.on_bad_image says when not given) a sample any rank cannot read throws the same
+  /// DataError on every rank, naming it.
+  Predictions predict(const std::shared_ptr<data::Dataset>& dataset,
+                      std::optional<bool> skip_bad_images = std::nullopt);
   /// The validation metrics of the current weights (a collective); empty without a
   /// validation split.
   Evaluation evaluate();

@@ -12,6 +12,7 @@
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
 #include "train/device_options.hpp"
+#include "train/shared_failure.hpp"
 #include "train/step_flags.hpp"
 #include "util/seconds_since.hpp"
 #include "util/signal_names.hpp"
@@ -129,6 +130,8 @@ FitResult TrainingLoop::fit() {
     const auto epoch_start = Clock::now();
     const int64_t epoch = position_.epoch;
     const EpochResult r = train_epoch();
+    if (r.batch_failed)
+      fail_with_saved_run("a training batch", agree_on_failure(*rank_.world, next_batch_error()));
     const bool complete = position_.batches_done >= num_batches_;
     if (complete) {
       ++position_.epoch;
@@ -151,14 +154,21 @@ FitResult TrainingLoop::fit() {
     // Every pass counts, also one cut short by train.max_steps: the benchmark compares such runs.
     epoch_seconds_sum_ += seconds;
     ++epochs_timed_;
-    Evaluation evaluation = evaluator_.evaluate();
-    Evaluation ema_evaluation;  // train.ema: the average's, as ema_<metric>
-    if (ema_) {
-      const EmaWeightsInModel averaged(ema_.get(), *parts_.model);
-      ema_evaluation = evaluator_.evaluate();
-      for (const auto& [name, value] : ema_evaluation.metrics)
-        evaluation.metrics["ema_" + name] = value;
+    stage_ = "validate";
+    Evaluation evaluation, ema_evaluation;  // train.ema: the average's, as ema_<metric>
+    try {
+      evaluation = evaluator_.evaluate();
+      if (ema_) {
+        const EmaWeightsInModel averaged(ema_.get(), *parts_.model);
+        ema_evaluation = evaluator_.evaluate();
+        for (const auto& [name, value] : ema_evaluation.metrics)
+          evaluation.metrics["ema_" + name] = value;
+      }
+    } catch (const DataError& error) {  // the same on every rank: the evaluator agreed on it
+      fail_with_saved_run("a validation batch", error.what());
     }
+    stage_ = "train";
+    skipped_val_ = evaluation.skipped;
     result.last = evaluation.metrics;
     report_epoch(r, seconds, complete, evaluation);
     // Only whole epochs compete for best.pt and count for early stopping: an evaluation after a
@@ -206,7 +216,12 @@ TrainingLoop::EpochResult TrainingLoop::train_epoch() {
   speed_.start_pass(loader_->stats().wait_seconds);
   if (position_.batches_done == 0) position_.epoch_totals = {};  // else a resume continues it
   rig_->step().take_window();  // a window begins with the epoch (or where a resume continues)
-  while (auto batch = loader_->next()) {
+  // A first batch some rank cannot make: every rank stops before the epoch's first step.
+  result.batch_failed =
+      agree_on_step_flags(*rank_.world, false, !loader_->next_loads()).batch_fails;
+  while (!result.batch_failed) {
+    auto batch = loader_->next();
+    if (!batch) break;
     const int64_t micro = position_.batches_done % accum;
     const bool sync = micro == accum - 1 || position_.batches_done + 1 == num_batches_;
     // The gradient is the mean over the accumulation window; the epoch's last may be short.
@@ -249,7 +264,9 @@ bool TrainingLoop::after_step(EpochResult& result) {
   const double every_seconds = 60.0 * train_.checkpoint_every_minutes.value_or(0.0);
   const bool save_due_here = rank_.world->is_main() && every_seconds > 0 &&
                              util::seconds_since(last_save_) >= every_seconds;
-  const StepFlags flags = agree_on_step_flags(*rank_.world, save_due_here);
+  // Whether the next batch loads is agreed on with the flags: a rank that cannot make it
+  // would leave the others waiting in the next step's collectives.
+  const StepFlags flags = agree_on_step_flags(*rank_.world, save_due_here, !loader_->next_loads());
   const bool window_end = p.steps_attempted % record_every_ == 0;
   const int64_t every_steps = train_.checkpoint_every_steps.value_or(0);
   const bool save_every_steps = every_steps > 0 && p.steps_attempted % every_steps == 0;
@@ -268,6 +285,10 @@ bool TrainingLoop::after_step(EpochResult& result) {
   }
   if (max_steps && p.optimizer_steps >= *max_steps) {
     result.stopped_by_max_steps = true;
+    return false;
+  }
+  if (flags.batch_fails) {
+    result.batch_failed = true;
     return false;
   }
   // Crash safety: last.pt within the epoch, at the sampler's position.
@@ -310,6 +331,18 @@ void TrainingLoop::report_epoch(const EpochResult& r, double seconds, bool compl
   record.peak_gpu_mib = peak_gpu_mib(rank_.device);
   record.partial = !complete;
   record.validation = evaluation.metrics;
+  if (loader_->skips_bad_images()) {  // every rank alike: the same setting
+    const auto left_out = static_cast<double>(loader_->stats().skipped - skipped_train_before_);
+    skipped_train_before_ = loader_->stats().skipped;
+    record.skipped_train = static_cast<int64_t>(rank_.world->all_reduce(left_out));
+    record.skipped_val = evaluation.skipped;
+    skipped_train_total_ += *record.skipped_train;
+    if (rank_.world->is_main() && (*record.skipped_train > 0 || evaluation.skipped > 0))
+      spdlog::warn(
+          "data.on_bad_image skip: epoch {} left out {} training and {} validation "
+          "sample(s) it could not read",
+          epoch, *record.skipped_train, evaluation.skipped);
+  }
   if (rank_.world->is_main()) spdlog::info("{}", output::epoch_line(record));
   observer_.on_epoch(record);
 }
@@ -320,7 +353,8 @@ void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {
   if (best_.record(epoch, value)) {
     save("best", false);
     observer_.on_best({epoch, position_.optimizer_steps, best_.metric(), value, judged.logits,
-                       judged.labels, parts_.splits.val.get(), parts_.splits.class_names});
+                       judged.labels, parts_.splits.val.get(), parts_.splits.class_names,
+                       judged.indices});
     if (main)
       spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_.metric(), value,
                    epoch);
@@ -332,6 +366,30 @@ void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {
                            best_.metric(), best_.patience(), *best_.value(), best_.epoch())};
     if (main) spdlog::info("early stopping: {}", early_stopped_->reason);
   }
+}
+
+std::string TrainingLoop::next_batch_error() {
+  if (loader_->next_loads()) return "";
+  try {
+    loader_->next();  // rethrows what making the batch threw
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
+void TrainingLoop::fail_with_saved_run(const std::string& what, const std::string& failure) {
+  save("last", true);  // every rank is here: the agreement above made them stop together
+  const TrainingPosition& p = position_;
+  const std::string run_dir = std::filesystem::path(checkpoint_dir_).parent_path().string();
+  const std::string at = p.batches_done > 0 ? fmt::format("at epoch {}, batch {} of {}",
+                                                          p.epoch + 1, p.batches_done, num_batches_)
+                         : p.epoch > 0      ? fmt::format("after epoch {}", p.epoch)
+                                            : std::string("before the first step");
+  throw DataError(fmt::format(
+      "{}, in {}; saved checkpoints/last.pt {} (optimizer step {}): runner run --resume {} "
+      "continues from there",
+      failure, what, at, p.optimizer_steps, run_dir));
 }
 
 void TrainingLoop::save(const std::string& name, bool with_optimizer) {

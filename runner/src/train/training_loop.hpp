@@ -70,6 +70,13 @@ class TrainingLoop {
   const dist::DataParallel* data_parallel() const { return rig_->data_parallel(); }
   /// Set when early stopping ended the run.
   const std::optional<EarlyStop>& early_stopped() const { return early_stopped_; }
+  /// What fit() is doing: "train" or "validate" (for a failed run's failed_stage).
+  const std::string& stage() const { return stage_; }
+  /// data.on_bad_image skip: training samples left out over the run's epochs (all ranks),
+  /// and validation samples left out of the last evaluation.
+  int64_t skipped_train() const { return skipped_train_total_; }
+  bool skips_bad_images() const { return loader_->skips_bad_images(); }
+  int64_t skipped_val() const { return skipped_val_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -77,6 +84,7 @@ class TrainingLoop {
     double loss = 0;
     bool stopped_by_max_steps = false;
     int stopped_by_signal = 0;
+    bool batch_failed = false;  ///< some rank could not make its next batch
   };
   EpochResult train_epoch();
   /// After a step: agree on stop and save, read and record the window where due. Returns
@@ -90,6 +98,12 @@ class TrainingLoop {
   /// The batch as it trains: train.mixup's mix and soft targets where it is on.
   std::pair<torch::Tensor, torch::Tensor> training_batch(const data::Batch& batch, int64_t epoch);
   void save(const std::string& name, bool with_optimizer);
+  /// A batch some rank could not make (`failure`: the ranks' agreed line): every rank saves
+  /// last.pt at the position reached and throws the same DataError, naming the failing rank's
+  /// file, where the run stands and the command that continues it.
+  /// This rank's reason its next batch cannot be made; "" when it can.
+  std::string next_batch_error();
+  [[noreturn]] void fail_with_saved_run(const std::string& what, const std::string& failure);
   int64_t batches_after_this_epoch() const;
 
   RankContext rank_;
@@ -116,6 +130,9 @@ class TrainingLoop {
   std::optional<double> images_per_s_;
   double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0, seconds_before_ = 0;
   int64_t epochs_timed_ = 0;
+  std::string stage_ = "train";
+  int64_t skipped_val_ = 0, skipped_train_total_ = 0;
+  size_t skipped_train_before_ = 0;  ///< this rank's loader count at the last epoch's end
   Clock::time_point segment_start_, last_save_;
 };
 

@@ -5,16 +5,14 @@
 
 namespace runner::util {
 
-/// While it lives, whatever writes to file descriptor 2 writes to /dev/null.
+/// While it lives, whatever writes to file descriptor 2 writes to /dev/null (process-wide: while
+/// any thread holds one, a warning another thread logs is lost too; hold it around one call).
 class QuietStderr {
  public:
   QuietStderr();
   ~QuietStderr();
   QuietStderr(const QuietStderr&) = delete;
   QuietStderr& operator=(const QuietStderr&) = delete;
-
- private:
-  int saved_ = -1;
 };
 
 }  // namespace runner::util

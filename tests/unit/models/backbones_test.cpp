@@ -10,6 +10,8 @@
 #include "io/safetensors.hpp"
 #include "model_test_util.hpp"
 #include "models/pretrained.hpp"
+#include "runner/error.hpp"
+#include "train/checkpoint.hpp"
 
 namespace {
 
@@ -190,6 +192,32 @@ TEST(Backbones, ExportedSafetensorsLoadBackIntoAFreshModel) {
     fresh->eval();
     torch::Tensor x = torch::randn({2, 1, 32, 32});
     EXPECT_TRUE(torch::equal(fresh->forward(x), trained->forward(x))) << name;
+  }
+  std::remove(path.c_str());
+}
+
+// model.pretrained naming a run's checkpoint reads its model part by state_dict names.
+TEST(Backbones, ACheckpointsModelTensorsAreItsStateDictByName) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("runner_ckpt_" + std::to_string(::getpid()) + ".pt"))
+                               .string();
+  for (const char* name : {"convnext_atto", "resnet10t"}) {
+    auto trained = make_model(name, 1, 10);
+    trained->train();
+    trained->forward(torch::randn({4, 1, 32, 32}));  // moves BN running statistics
+    runner::train::save_checkpoint(path, *trained, nullptr, {});
+    const auto tensors =
+        runner::train::read_checkpoint_tensors(path, runner::train::CheckpointWeights::kModel);
+    const auto sd = runner::models::state_dict(*trained);
+    ASSERT_EQ(tensors.size(), sd.size()) << name;
+    for (const auto& [key, value] : sd) {
+      ASSERT_TRUE(tensors.count(key)) << name << ": " << key;
+      EXPECT_TRUE(torch::equal(tensors.at(key), value)) << name << ": " << key;
+    }
+    EXPECT_THROW(
+        runner::train::read_checkpoint_tensors(path, runner::train::CheckpointWeights::kEma),
+        runner::DataError)
+        << "a checkpoint without train.ema's average";
   }
   std::remove(path.c_str());
 }
