@@ -12,6 +12,7 @@
 #include "cli/run_flags.hpp"
 #include "config/experiment.hpp"
 #include "config/experiment_options.hpp"
+#include "config/init_source.hpp"
 #include "config/path_keys.hpp"
 #include "config/pretrained_source.hpp"
 #include "config/resume_plan.hpp"
@@ -191,7 +192,7 @@ int command_run(const Args& args) {
       throw ConfigError("runner run --resume: give at most one experiment file");
     auto plan = config::plan_resume(files.empty() ? "" : files[0], cl.get<std::string>("resume"),
                                     run_overrides(cl), config_dir(cl));
-    config::require_paths_exist(plan.experiment);
+    config::require_paths_exist(plan.experiment, /*initial_weights=*/false);
     run::check_run_to_continue(plan);
     if (options.overwrite)
       throw ConfigError("runner run --resume " + plan.run_dir +
@@ -215,6 +216,7 @@ int command_run(const Args& args) {
   // Missing data or weights are a config error here, before any rank starts.
   config::require_paths_exist(experiment);
   config::resolve_pretrained(experiment);
+  config::check_init_from(experiment);
   if (cl.has("dry-run")) {
     run::dry_run(experiment, options, std::cout);
     return 0;
@@ -305,7 +307,10 @@ int command_predict(const Args& args) {
     throw ConfigError("runner predict --checkpoint " + checkpoint +
                       ": best and last name a run folder's checkpoints; give the run folder "
                       "(runner predict RUN_DIR) or a checkpoint file");
-  if (checkpoint.empty()) config::resolve_pretrained(experiment);
+  if (checkpoint.empty()) {
+    config::resolve_pretrained(experiment);
+    config::check_init_from(experiment);
+  }
   options.checkpoint = checkpoint;
   return run_or_spawn(experiment, "predict", args, options);
 }

@@ -7,6 +7,7 @@
 #include "cli/validate_report.hpp"
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
+#include "config/init_source.hpp"
 #include "config/path_keys.hpp"
 #include "config/pretrained_source.hpp"
 #include "run/preflight.hpp"
@@ -61,6 +62,7 @@ int command_validate(const Args& args) {
           // The data and weights are reachable: check that they fit the model too.
           config::require_paths_exist(experiment);
           config::resolve_pretrained(experiment);
+          config::check_init_from(experiment);
           run::check_devices(experiment);
           run::check_output_folder(experiment, run::RunOptions{});
           run::check_model(experiment);

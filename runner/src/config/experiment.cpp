@@ -446,6 +446,10 @@ std::vector<PathKey> path_keys(const json& doc) {
   if (doc.contains(pretrained) && doc.at(pretrained).is_string() &&
       doc.at(pretrained).get<std::string>().rfind("hf-hub:", 0) != 0)
     keys.push_back({"/model/pretrained", "weights"});
+  // model.init_from: a run folder, a checkpoint or a .safetensors file.
+  const json::json_pointer init_from("/model/init_from");
+  if (doc.contains(init_from) && doc.at(init_from).is_string())
+    keys.push_back({"/model/init_from", "weights"});
   return keys;
 }
 

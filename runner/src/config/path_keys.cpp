@@ -58,9 +58,10 @@ void resolve_relative_paths(Experiment& e) {
   }
 }
 
-std::vector<ConfigIssue> missing_paths(const Experiment& e) {
+std::vector<ConfigIssue> missing_paths(const Experiment& e, bool initial_weights) {
   std::vector<ConfigIssue> issues;
   for (const PathKey& key : path_keys(e.doc)) {
+    if (key.kind == "weights" && !initial_weights) continue;
     const std::string path = e.doc.at(nlohmann::json::json_pointer(key.pointer)).get<std::string>();
     if (path.empty()) continue;  // "" is "not set" (e.g. ${env:MNIST_ROOT:}): the default applies
     std::error_code ec;
@@ -79,8 +80,8 @@ std::vector<ConfigIssue> missing_paths(const Experiment& e) {
   return issues;
 }
 
-void require_paths_exist(const Experiment& e) {
-  auto issues = missing_paths(e);
+void require_paths_exist(const Experiment& e, bool initial_weights) {
+  auto issues = missing_paths(e, initial_weights);
   if (!issues.empty()) throw ConfigValidationError(std::move(issues));
 }
 

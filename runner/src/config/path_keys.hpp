@@ -18,9 +18,11 @@ void resolve_relative_paths(Experiment& e);
 
 /// One issue per path key whose file or folder does not exist, at the key's file:line; when
 /// that line takes the value from ${env:VAR}, the issue names VAR and whether it is set.
-std::vector<ConfigIssue> missing_paths(const Experiment& e);
+/// `initial_weights` false: model.pretrained and model.init_from are not needed (a resume
+/// continues from its own checkpoint) and are not looked for.
+std::vector<ConfigIssue> missing_paths(const Experiment& e, bool initial_weights = true);
 
-/// Throws ConfigValidationError (exit 2) when missing_paths(e) is not empty.
-void require_paths_exist(const Experiment& e);
+/// Throws ConfigValidationError (exit 2) when missing_paths(e, initial_weights) is not empty.
+void require_paths_exist(const Experiment& e, bool initial_weights = true);
 
 }  // namespace runner::config

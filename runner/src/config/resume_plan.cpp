@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/init_source.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
 
@@ -186,9 +187,15 @@ Experiment load_run_experiment(const std::string& run_dir,
 }
 
 void write_new_run_record(const std::string& run_dir, const Experiment& e) {
-  const json record = {{"config_dir", fs::absolute(e.dir).lexically_normal().string()},
-                       {"experiment", fs::absolute(e.path).lexically_normal().string()},
-                       {"resumes", json::array()}};
+  json record = {{"config_dir", fs::absolute(e.dir).lexically_normal().string()},
+                 {"experiment", fs::absolute(e.path).lexically_normal().string()},
+                 {"resumes", json::array()}};
+  // Where the run's weights came from (model.init_from), as the run started.
+  if (const auto source = init_source(e.doc.at("model")))
+    record["init_from"] = {{"source", source->source},
+                           {"file", source->file},
+                           {"weights", source->weights},
+                           {"run", source->run_dir}};
   util::write_file_atomically((fs::path(run_dir) / kRunRecord).string(), record.dump(2) + "\n");
 }
 

@@ -31,7 +31,25 @@ nlohmann::json model_params_schema(const nlohmann::json& extra_properties) {
          "or hf-hub:timm/<model>.<tag>, both read offline from the Hugging Face cache "
          "($HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub). The first conv is adapted "
          "to in_chans and a classifier of another size is left at its fresh init, as timm's "
-         "load_pretrained does. false: fresh initialisation."}}}};
+         "load_pretrained does. false: fresh initialisation."}}},
+      {"init_from",
+       {{"type", "string"},
+        {"minLength", 1},
+        {"description",
+         "Start a new run from an earlier one's weights (timm train.py's --initial-checkpoint): "
+         "a run folder (its checkpoint by init_from_weights), one of its checkpoints/*.pt or "
+         "a .safetensors file (relative to the experiment file). The optimizer and the schedule "
+         "start fresh; the first conv is adapted to in_chans and a classifier of another class "
+         "count is re-initialised, as timm's load_pretrained does. The source run is only "
+         "read. Not beside pretrained."}}},
+      {"init_from_weights",
+       {{"type", "string"},
+        {"enum", {"best", "last", "ema"}},
+        {"default", "best"},
+        {"description",
+         "Which weights of the init_from run: best (checkpoints/best.pt), last "
+         "(checkpoints/last.pt) or ema (the average train.ema kept, from best.pt, else "
+         "last.pt)."}}}};
   for (auto it = extra_properties.begin(); it != extra_properties.end(); ++it)
     properties[it.key()] = it.value();
   return {{"type", "object"}, {"additionalProperties", false}, {"properties", properties}};

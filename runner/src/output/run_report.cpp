@@ -423,6 +423,13 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
     body += " &middot; " + number(summary.at("seconds").get<double>(), 1) + " s";
   body += "</div><div class=\"meta\"><code>" + escape(read_text(run_dir / "command.txt")) +
           "</code></div>";
+  // model.init_from: the run it started from (run.json records it as the run starts).
+  const json init_from = read_json_or_empty(run_dir / "run.json").value("init_from", json());
+  if (init_from.is_object())
+    body += "<div class=\"meta\" id=\"init-from\">started from " +
+            escape(init_from.value("file", std::string("?"))) + " (" +
+            escape(init_from.value("weights", std::string("?"))) + " weights of " +
+            escape(init_from.value("source", std::string("?"))) + ")</div>";
   // launch.max_restarts: each time the run started again, and why.
   for (const json& restart : summary.value("restarts", json::array()))
     body += "<div class=\"meta\" id=\"restart\">restarted after " +

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "config/init_source.hpp"
 #include "config/pretrained_source.hpp"
 #include "models/pretrained.hpp"
 #include "runner/error.hpp"
@@ -76,6 +77,10 @@ train::PartsDescription describe_parts(const json& doc) {
   const json& pretrained = model.value("pretrained", json(false));
   if (pretrained.is_string()) about.pretrained = pretrained.get<std::string>();
   about.model_path = model.value("path", "");
+  try {  // a folder without the checkpoint asked for: check_init_from says so at its line
+    if (const auto source = config::init_source(model)) about.init_from = source->describe();
+  } catch (const ConfigError&) {
+  }
   if (model.contains("in_chans")) about.model_options = models::model_options_from(model);
   return about;
 }
@@ -90,12 +95,29 @@ bool is_zip_archive(const std::string& path) {
 
 }  // namespace
 
-void load_pretrained_weights(const json& section, models::Model& model, bool announce) {
+void load_initial_weights(const json& section, models::Model& model, bool announce) {
+  const auto options = models::model_options_from(section);
+  if (const auto source = config::init_source(section)) {
+    // A run's checkpoint, or a .safetensors file (an export, timm's).
+    const auto loaded =
+        is_zip_archive(source->file)
+            ? models::load_pretrained(
+                  model,
+                  train::read_checkpoint_tensors(source->file,
+                                                 source->ema ? train::CheckpointWeights::kEma
+                                                             : train::CheckpointWeights::kModel),
+                  source->file, options.in_chans, options.num_classes)
+            : models::load_pretrained(model, source->file, options.in_chans, options.num_classes);
+    if (announce)
+      spdlog::info("initial weights (model.init_from): {}{}",
+                   loaded.describe(options.in_chans, options.num_classes),
+                   source->ema ? " (the EMA average)" : "");
+    return;
+  }
   const json& pretrained = section.value("pretrained", json(false));
   if (!pretrained.is_string() ||
       config::is_scripted_backbone(section.at("backbone").get<std::string>()))
     return;
-  const auto options = models::model_options_from(section);
   const std::string file = pretrained.get<std::string>();
   // A run's checkpoint (best.pt of a run folder): its model's weights, as from a timm file.
   const auto loaded =
@@ -134,7 +156,7 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
     torch::manual_seed(e.options.seed);
     parts.model = parts.make_model();
     // Every rank reads the file before DataParallel makes the ranks' parameters identical.
-    if (request.pretrained) load_pretrained_weights(model_section, *parts.model, request.announce);
+    if (request.pretrained) load_initial_weights(model_section, *parts.model, request.announce);
     parts.model->to(request.device);
     train::apply_memory_format(request.channels_last, *parts.model);
   }

@@ -18,22 +18,25 @@ struct PartsRequest {
   bool channels_last = false;          ///< train.channels_last as run (RankSetup resolves auto)
   bool data = true;   ///< the splits (data.limit applied); the pipelines are always built
   bool model = true;  ///< the model, seeded from `seed`
-  /// model.pretrained's weights into the model (false where a checkpoint replaces them).
+  /// The initial weights (model.init_from, model.pretrained) into the model (false where a
+  /// checkpoint replaces them).
   bool pretrained = true;
   bool training = true;   ///< the optimizer and the schedule (needs `model`)
-  bool announce = false;  ///< log what model.pretrained loaded (the main process does)
+  bool announce = false;  ///< log which initial weights it loaded (the main process does)
 };
 
 /// Builds what `request` asks of the validated experiment `e`; the loss, the metrics and the
 /// part factories always. Throws what the plugins throw (ConfigError, DataError).
 train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest& request);
 
-/// model.pretrained's weights (a file config::resolve_pretrained found: .safetensors, or a
-/// runner checkpoint, whose model's weights it takes) into `model`, as timm's load_pretrained
-/// does; nothing for pretrained false or a TorchScript backbone (its weights come with it).
-/// `announce`: log what it loaded. Throws DataError naming the file.
-void load_pretrained_weights(const nlohmann::json& model_section, models::Model& model,
-                             bool announce);
+/// The run's initial weights into `model`: model.init_from's (a run's checkpoint or a
+/// .safetensors file, config::init_source) or else model.pretrained's (a file
+/// config::resolve_pretrained found: .safetensors, or a runner checkpoint, whose model's weights
+/// it takes), as timm's load_pretrained does: the first conv adapted to in_chans, a classifier of
+/// another class count left at its fresh init. Nothing for a fresh init, nor for pretrained on a
+/// TorchScript backbone (its weights come with it). `announce`: log what it loaded. Throws
+/// DataError naming the file.
+void load_initial_weights(const nlohmann::json& model_section, models::Model& model, bool announce);
 
 /// What the parts of `e` are (plugin names, the model's shape options), without building any.
 train::PartsDescription describe_run_parts(const config::Experiment& e);

@@ -97,8 +97,9 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
       << "model           " << parts.about.backbone << ": " << params << " parameters ("
       << trainable << " trainable)\n"
       << "weights         "
-      << (parts.about.pretrained.empty() ? std::string("fresh initialisation")
-                                         : "pretrained, " + parts.about.pretrained)
+      << (!parts.about.init_from.empty() ? "from a run (model.init_from), " + parts.about.init_from
+          : parts.about.pretrained.empty() ? std::string("fresh initialisation")
+                                           : "pretrained, " + parts.about.pretrained)
       << "\n"
       << "optimizer       " << parts.about.optimizer << ", lr "
       << optim::first_group_lr(parts.optimizer->torch_optimizer()) << ", scheduler "

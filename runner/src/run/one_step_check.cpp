@@ -74,7 +74,8 @@ class RandomStateKept {
 
 }  // namespace
 
-void check_one_step(const config::Experiment& e, const train::RunParts& parts, bool training) {
+void check_one_step(const config::Experiment& e, const train::RunParts& parts, bool training,
+                    bool initial_weights) {
   const data::DatasetSplits& splits = parts.splits;
   const bool train_sample = training && splits.train && splits.train->size() > 0;
   const std::shared_ptr<data::Dataset> eval_split =
@@ -85,11 +86,12 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   const RandomStateKept kept;
   const uint64_t seed = e.options.seed;
   const std::shared_ptr<models::Model> model = parts.make_model();  // fresh, on the CPU
-  try {  // the weights model.pretrained names must fit it, as they will in the run
-    load_pretrained_weights(e.doc.at("model"), *model, /*announce=*/false);
+  try {  // the initial weights must fit it, as they will in the run
+    if (initial_weights) load_initial_weights(e.doc.at("model"), *model, /*announce=*/false);
   } catch (const DataError& error) {
-    throw ConfigError(e.marks.value_mark("/model/pretrained").to_string() +
-                      ": model.pretrained: " + error.what());
+    const std::string key = e.doc.at("model").contains("init_from") ? "init_from" : "pretrained";
+    throw ConfigError(e.marks.value_mark("/model/" + key).to_string() + ": model." + key + ": " +
+                      error.what());
   }
   model->to(torch::kCPU);
   const bool backward = count_parameters(*model).first <= kFullStepLimit;

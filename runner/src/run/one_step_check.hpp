@@ -15,7 +15,10 @@ namespace runner::run {
 /// the forwards only (no backward: its memory on the CPU is the run's, not the check's). The
 /// run's random streams go on as if the check had not run. Throws ConfigError naming the key to
 /// change (model.kwargs.img_size or the resize for a model of one input size).
-void check_one_step(const config::Experiment& e, const train::RunParts& parts, bool training);
+/// `initial_weights`: model.init_from's or model.pretrained's weights go in first, as in the run
+/// (false where a checkpoint replaces them: a resume, predict --checkpoint).
+void check_one_step(const config::Experiment& e, const train::RunParts& parts, bool training,
+                    bool initial_weights);
 
 /// Parameters above which check_one_step leaves out the backward.
 constexpr int64_t kFullStepLimit = 300'000'000;

@@ -116,9 +116,11 @@ int predict_run(const RankSetup& setup, const config::ExperimentOptions& experim
                            train::parse_checkpoint_weights(options.weights));
     if (setup.rank.world->is_main() && options.weights == "ema")
       spdlog::info("predicting with the averaged weights (train.ema) of {}", options.checkpoint);
-  } else if (parts.about.pretrained.empty() && setup.rank.world->is_main()) {
+  } else if (parts.about.pretrained.empty() && parts.about.init_from.empty() &&
+             setup.rank.world->is_main()) {
     spdlog::warn(
-        "predicting with freshly initialised weights: give --checkpoint or model.pretrained");
+        "predicting with freshly initialised weights: give --checkpoint, model.init_from or "
+        "model.pretrained");
   }
   train::BatchSource batches(setup.rank, parts, experiment.data, experiment.seed);
   const int64_t batch_size =

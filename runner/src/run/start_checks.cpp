@@ -18,7 +18,9 @@ std::vector<std::string> check_run_starts(const config::Experiment& e, const tra
   context.training = !options.predict_only;
   context.predict_input = !options.predict_input.empty();
   std::vector<std::string> warnings = check_cross_keys(e, parts, context);
-  if (options.predict_input.empty()) check_one_step(e, parts, context.training);
+  if (options.predict_input.empty())
+    check_one_step(e, parts, context.training,
+                   /*initial_weights=*/!options.resume && options.checkpoint.empty());
   return warnings;
 }
 

@@ -39,6 +39,7 @@ struct RankContext {
 struct PartsDescription {
   std::string dataset, backbone, optimizer, scheduler, loss;  ///< the plugins' names
   std::string pretrained;  ///< the weights file model.pretrained names; "" for a fresh init
+  std::string init_from;   ///< model.init_from's weights, described; "" when not set
   /// model.in_chans and model.num_classes; nullopt for a torchscript file (it decides both).
   std::optional<models::ModelOptions> model_options;
   std::string model_path;  ///< model.path of a torchscript backbone
@@ -48,7 +49,8 @@ struct RunParts {
   PartsDescription about;
   data::DatasetSplits splits;  ///< data.limit applied
   data::Pipeline train_pipeline, eval_pipeline;
-  /// On the rank's device, with model.pretrained's weights; null where none was asked for.
+  /// On the rank's device, with its initial weights (model.init_from's, else
+  /// model.pretrained's); null where none was asked for.
   std::shared_ptr<models::Model> model;
   std::unique_ptr<optim::Optimizer> optimizer;  ///< of `model`; null for prediction
   std::shared_ptr<losses::Loss> loss;
