@@ -28,8 +28,15 @@ class ScriptedPart : public torch::nn::Module {
  public:
   ScriptedPart(const torch::jit::Module& part, const std::string& prefix,
                const std::set<std::string>& left_out)
-      : torch::nn::Module(type_name(part)) {
+      : torch::nn::Module(type_name(part)), part_(part) {
     mirror(part, *this, prefix, left_out);
+  }
+
+  /// The script's own submodule follows: model.freeze keeps a frozen BatchNorm in eval mode
+  /// through its mirror.
+  void train(bool on = true) override {
+    torch::nn::Module::train(on);
+    part_.train(on);
   }
 
   static std::string type_name(const torch::jit::Module& part) {
@@ -50,6 +57,9 @@ class ScriptedPart : public torch::nn::Module {
       into.register_module(
           c.name, std::make_shared<ScriptedPart>(c.value, prefix + c.name + ".", left_out));
   }
+
+ private:
+  torch::jit::Module part_;
 };
 
 class ScriptedModel : public Model, public optim::GroupsLayers {

@@ -47,10 +47,25 @@ def last_weights(run_dir, tmp, tag):
     return read_safetensors(path) if os.path.exists(path) else {}
 
 
-def rank_titles():
-    """What ps shows for each running rank: {command line: process name}."""
+def parent_of(pid):
+    """The parent's pid of process `pid` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def rank_titles(launcher):
+    """What ps shows for each running rank under `launcher` (a pid): {command line: process
+    name}. Only its descendants: another test's ranks may be running beside this one."""
     titles = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
+        ancestor = int(pid)
+        while ancestor > 1 and ancestor != launcher:
+            ancestor = parent_of(ancestor)
+        if ancestor != launcher:
+            continue
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 args = f.read().split(b"\0")[0].decode(errors="replace")
@@ -72,7 +87,7 @@ def start_and_signal(args, root, at_step, signo, titles=None):
         files = glob.glob(os.path.join(root, "intr", "*", "metrics.jsonl"))
         if files and f'"step":{at_step}}}' in open(files[0]).read():
             if titles is not None:
-                titles.update(rank_titles())
+                titles.update(rank_titles(proc.pid))
             proc.send_signal(signo)
             sent = True
             break

@@ -297,9 +297,23 @@ void check_keys_of_features_off(const json& doc, const SourceMap& marks,
                       "early): set patience (epochs without improvement) or drop it"});
 }
 
-// train.ema and train.mixup: what their keys need of each other and of the batch.
+// train.ema and train.mixup: what their keys need of each other and of the batch; what
+// train.unfreeze_at_epoch needs.
 void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
   const json& train = doc.at("train");
+  if (const json& unfreeze = train.at("unfreeze_at_epoch"); unfreeze.is_number_integer()) {
+    const int64_t at = unfreeze.get<int64_t>(), epochs = train.at("epochs").get<int64_t>();
+    if (doc.at("model").value("freeze", json()).is_null())
+      issues.push_back({marks.value_mark("/train/unfreeze_at_epoch"), "train.unfreeze_at_epoch",
+                        "thaws model.freeze's part, but model.freeze is not set: freeze a part "
+                        "(model.freeze: backbone) or drop it"});
+    else if (at >= epochs)
+      issues.push_back({marks.value_mark("/train/unfreeze_at_epoch"), "train.unfreeze_at_epoch",
+                        fmt::format("{} keeps model.freeze's part frozen for all of train.epochs "
+                                    "{}: the part would never train; set it below {} (or drop "
+                                    "it to keep the part frozen)",
+                                    at, epochs, epochs)});
+  }
   if (train.at("best").at("weights") == "ema" && !train.at("ema").at("enabled").get<bool>())
     issues.push_back({marks.value_mark("/train/best/weights"), "train.best.weights",
                       "'ema' judges and predicts with train.ema's average, which is off: set "

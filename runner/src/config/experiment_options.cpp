@@ -99,6 +99,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   t.grad_accum_steps = get<int64_t>(doc, "train.grad_accum_steps");
   t.clip_grad_norm = optional<double>(doc, "train.clip_grad_norm");
   t.max_steps = optional<int64_t>(doc, "train.max_steps");
+  t.unfreeze_at_epoch = optional<int64_t>(doc, "train.unfreeze_at_epoch");
   const nlohmann::json& layout = doc.at("train").at("channels_last");
   t.channels_last_mode = layout.is_boolean() ? (layout.get<bool>() ? "true" : "false") : "auto";
   t.channels_last = t.channels_last_mode == "true";

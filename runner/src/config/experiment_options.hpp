@@ -116,7 +116,8 @@ struct TrainOptions {
   int64_t grad_accum_steps = 1;
   std::optional<double> clip_grad_norm;
   std::optional<int64_t> max_steps;
-  std::string channels_last_mode = "auto";  ///< train.channels_last: auto, true or false
+  std::optional<int64_t> unfreeze_at_epoch;  ///< epochs model.freeze's part stays frozen
+  std::string channels_last_mode = "auto";   ///< train.channels_last: auto, true or false
   bool channels_last = false;  ///< as run: set where the rank knows its device and precision
   BestOptions best;
   EmaOptions ema;

@@ -92,7 +92,7 @@ std::optional<InitSource> init_source(const json& model_section) {
 
 void check_init_from(const Experiment& e) {
   const json& model = e.doc.at("model");
-  if (!model.contains("init_from")) return;
+  if (!model.value("init_from", json()).is_string()) return;
   const std::string where = e.marks.value_mark("/model/init_from").to_string();
   const auto fail = [&](const std::string& message) {
     throw ConfigError(where + ": model.init_from: " + message);

@@ -1,5 +1,7 @@
 #include "dist/data_parallel.hpp"
 
+#include <unordered_set>
+
 #include <torch/torch.h>
 
 #include <torch/csrc/distributed/c10d/comm.hpp>
@@ -22,6 +24,8 @@ struct DataParallel::State {
   std::vector<torch::Tensor> buffers;
   size_t bucket_count = 0;  ///< of the first assignment (the reducer rebuilds after step 1)
   std::shared_ptr<SharedMemoryAllReduce> shared_memory;  ///< null: the process group averages
+  bool shared_memory_tried = false;  ///< join_shared_memory ran (a collective, once a run)
+  std::unordered_set<const void*> layout_matched;  ///< parameters match_gradient_layout hooked
 };
 
 namespace {
@@ -140,14 +144,28 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
   state_ = std::make_unique<State>();
   world_->broadcast_module(*module_);
   for (auto& buffer : module_->buffers()) state_->buffers.push_back(buffer);
+  attach_reducer();
+}
 
+void DataParallel::trainable_changed() {
+  if (!state_) return;
+  // The old reducer's autograd hooks go with it; the gradients it left are views of its
+  // buckets, dropped so that the new one writes its own.
+  zero_grad();
+  state_->logger.reset();
+  state_->reducer.reset();
+  attach_reducer();
+}
+
+void DataParallel::attach_reducer() {
   std::vector<torch::Tensor> params;
   for (auto& p : module_->parameters()) {
     if (p.requires_grad()) params.push_back(p);
   }
   if (params.empty()) return;
   if (options_.match_gradient_layout)
-    for (auto& p : params) match_gradient_layout(p);
+    for (auto& p : params)
+      if (state_->layout_matched.insert(p.unsafeGetTensorImpl()).second) match_gradient_layout(p);
   const auto cap = static_cast<int64_t>(options_.bucket_cap_mb * 1024 * 1024);
   const int64_t first_cap = std::min<int64_t>(c10d::kDefaultFirstBucketBytes, cap);
   // As PyTorch's DDP: a small first bucket so communication starts early, buckets listed in
@@ -170,7 +188,8 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
   });
   // One hook per reducer: shared memory (fp32, or bf16 on the wire) where it can, else the
   // process group's own all-reduce with train.grad_comm's compression.
-  state_->shared_memory = join_shared_memory(params);
+  if (!state_->shared_memory_tried) state_->shared_memory = join_shared_memory(params);
+  state_->shared_memory_tried = true;
   if (state_->shared_memory)
     state_->reducer->register_comm_hook(
         std::make_unique<SharedMemoryHook>(state_->shared_memory, options_.grad_comm == "bf16"));

@@ -62,6 +62,9 @@ class DataParallel {
   /// Drops the gradients (torch's zero_grad(set_to_none=True)): the next window's first
   /// backward writes them afresh.
   void zero_grad();
+  /// After parameters were frozen or thawed (requires_grad changed), between optimizer steps:
+  /// averages the gradients of the trainable ones from now on. Every rank calls it.
+  void trainable_changed();
 
   const DataParallelOptions& options() const { return options_; }
   /// Gradient buckets of the reducer as set up (by bucket_cap_mb); 0 in a one-process world.
@@ -70,6 +73,8 @@ class DataParallel {
   std::string transport() const;
 
  private:
+  /// The reducer over the trainable parameters, with its comm hook.
+  void attach_reducer();
   /// The shared-memory all-reduce train.grad_transport asks for and this world allows, or null
   /// (the process group averages). Collective: every rank calls it.
   std::shared_ptr<SharedMemoryAllReduce> join_shared_memory(

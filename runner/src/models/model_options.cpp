@@ -33,15 +33,15 @@ nlohmann::json model_params_schema(const nlohmann::json& extra_properties) {
          "to in_chans and a classifier of another size is left at its fresh init, as timm's "
          "load_pretrained does. false: fresh initialisation."}}},
       {"init_from",
-       {{"type", "string"},
-        {"minLength", 1},
+       {{"oneOf", {{{"type", "string"}, {"minLength", 1}}, {{"type", "null"}}}},
+        {"default", nullptr},
         {"description",
          "Start a new run from an earlier one's weights (timm train.py's --initial-checkpoint): "
          "a run folder (its checkpoint by init_from_weights), one of its checkpoints/*.pt or "
          "a .safetensors file (relative to the experiment file). The optimizer and the schedule "
          "start fresh; the first conv is adapted to in_chans and a classifier of another class "
          "count is re-initialised, as timm's load_pretrained does. The source run is only "
-         "read. Not beside pretrained."}}},
+         "read. Not beside pretrained. null: not from a run."}}},
       {"init_from_weights",
        {{"type", "string"},
         {"enum", {"best", "last", "ema"}},
@@ -49,7 +49,19 @@ nlohmann::json model_params_schema(const nlohmann::json& extra_properties) {
         {"description",
          "Which weights of the init_from run: best (checkpoints/best.pt), last "
          "(checkpoints/last.pt) or ema (the average train.ema kept, from best.pt, else "
-         "last.pt)."}}}};
+         "last.pt)."}}},
+      {"freeze",
+       {{"oneOf",
+         {{{"type", "string"}, {"enum", {"backbone"}}},
+          {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "string"}, {"minLength", 1}}}},
+          {{"type", "null"}}}},
+        {"default", nullptr},
+        {"description",
+         "Parameters that do not train (timm's freeze, Lightning's BackboneFinetuning): "
+         "backbone (everything but the classifier) or a list of parameter-name patterns "
+         "(state_dict names, * for any characters). They keep their bits, the optimizer keeps "
+         "no state for them and the running statistics of their BatchNorm layers stay fixed; "
+         "train.unfreeze_at_epoch thaws them. null: nothing is frozen."}}}};
   for (auto it = extra_properties.begin(); it != extra_properties.end(); ++it)
     properties[it.key()] = it.value();
   return {{"type", "object"}, {"additionalProperties", false}, {"properties", properties}};

@@ -6,6 +6,7 @@
 
 #include "io/safetensors.hpp"
 #include "runner/error.hpp"
+#include "util/some_of.hpp"
 
 namespace runner::models {
 namespace {
@@ -21,14 +22,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// "a, b, c and 7 more"
-std::string list_keys(const std::vector<std::string>& keys) {
-  constexpr size_t kShown = 8;
-  std::string out;
-  for (size_t i = 0; i < keys.size() && i < kShown; ++i) out += (i ? ", " : "") + keys[i];
-  if (keys.size() > kShown) out += " and " + std::to_string(keys.size() - kShown) + " more";
-  return out;
-}
+std::string list_keys(const std::vector<std::string>& keys) { return util::some_of(keys, 8); }
 
 std::string resolve_weights_path(const std::string& path) {
   std::error_code ec;

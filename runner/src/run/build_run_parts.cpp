@@ -95,6 +95,19 @@ bool is_zip_archive(const std::string& path) {
 
 }  // namespace
 
+models::FrozenPart freeze_part(const config::Experiment& e, models::Model& model) {
+  const json& section = e.doc.at("model");
+  if (section.value("freeze", json()).is_null()) return {};
+  try {
+    models::FrozenPart part = models::frozen_part(model, section.at("freeze"));
+    models::set_frozen(part, true);
+    return part;
+  } catch (const ConfigError& error) {
+    throw ConfigError(e.marks.value_mark("/model/freeze").to_string() +
+                      ": model.freeze: " + error.what());
+  }
+}
+
 void load_initial_weights(const json& section, models::Model& model, bool announce) {
   const auto options = models::model_options_from(section);
   if (const auto source = config::init_source(section)) {
@@ -168,6 +181,9 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
       return entry.factory(plugin_params(scheduler_section), context);
     };
   }
+  // After the optimizer: its groups hold the frozen part too, which train.unfreeze_at_epoch
+  // thaws; a parameter without a gradient gets no update and no state.
+  if (request.model) parts.frozen = freeze_part(e, *parts.model);
   const json& loss = doc.at("loss");
   parts.loss =
       registries().losses.at(loss.at("name").get<std::string>()).factory(plugin_params(loss));

@@ -38,6 +38,10 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
 /// DataError naming the file.
 void load_initial_weights(const nlohmann::json& model_section, models::Model& model, bool announce);
 
+/// model.freeze's part of `model`, frozen; empty when the key is not set. Throws ConfigError at
+/// the key's file:line for a pattern that matches nothing or a freeze of every parameter.
+models::FrozenPart freeze_part(const config::Experiment& e, models::Model& model);
+
 /// What the parts of `e` are (plugin names, the model's shape options), without building any.
 train::PartsDescription describe_run_parts(const config::Experiment& e);
 

@@ -95,7 +95,15 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
       << "transforms      train " << parts.train_pipeline.size()
       << " (sample after them: " << sample_shape << "), eval " << parts.eval_pipeline.size() << "\n"
       << "model           " << parts.about.backbone << ": " << params << " parameters ("
-      << trainable << " trainable)\n"
+      << trainable << " trainable"
+      << (parts.frozen.empty()
+              ? std::string()
+              : ", " + std::to_string(parts.frozen.elements) + " frozen by model.freeze" +
+                    (experiment.train.unfreeze_at_epoch
+                         ? " for the first " +
+                               util::counted(*experiment.train.unfreeze_at_epoch, "epoch", "epochs")
+                         : std::string()))
+      << ")\n"
       << "weights         "
       << (!parts.about.init_from.empty() ? "from a run (model.init_from), " + parts.about.init_from
           : parts.about.pretrained.empty() ? std::string("fresh initialisation")

@@ -89,11 +89,15 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   try {  // the initial weights must fit it, as they will in the run
     if (initial_weights) load_initial_weights(e.doc.at("model"), *model, /*announce=*/false);
   } catch (const DataError& error) {
-    const std::string key = e.doc.at("model").contains("init_from") ? "init_from" : "pretrained";
+    const std::string key = e.doc.at("model").value("init_from", nlohmann::json()).is_string()
+                                ? "init_from"
+                                : "pretrained";
     throw ConfigError(e.marks.value_mark("/model/" + key).to_string() + ": model." + key + ": " +
                       error.what());
   }
   model->to(torch::kCPU);
+  // model.freeze's patterns name parameters of this model, and leave something to train.
+  const models::FrozenPart frozen = freeze_part(e, *model);
   const bool backward = count_parameters(*model).first <= kFullStepLimit;
   const std::string where = step_model_where(e, parts);
 
@@ -111,6 +115,7 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
     torch::Tensor logits;
     try {
       model->train();
+      models::keep_frozen_statistics(frozen);
       torch::AutoGradMode grad(backward);
       logits = model->forward(batch.images);
     } catch (const std::exception& error) {

@@ -13,6 +13,7 @@
 
 #include "config/experiment_options.hpp"
 #include "data/pipeline.hpp"
+#include "models/freeze.hpp"
 #include "runner/data/dataset.hpp"
 #include "runner/losses/loss.hpp"
 #include "runner/metrics/metric.hpp"
@@ -52,6 +53,8 @@ struct RunParts {
   /// On the rank's device, with its initial weights (model.init_from's, else
   /// model.pretrained's); null where none was asked for.
   std::shared_ptr<models::Model> model;
+  /// model.freeze's part of `model`, frozen (empty when nothing is).
+  models::FrozenPart frozen;
   std::unique_ptr<optim::Optimizer> optimizer;  ///< of `model`; null for prediction
   std::shared_ptr<losses::Loss> loss;
   std::vector<std::shared_ptr<metrics::Metric>> metrics;

@@ -60,6 +60,11 @@ class StepRig {
   GradScaler& scaler() { return *scaler_; }
   /// The gradient averaging; nullptr without gradient_sync.
   const dist::DataParallel* data_parallel() const { return data_parallel_.get(); }
+  /// After the model's trainable parameters changed (train.unfreeze_at_epoch), between steps:
+  /// gradients of the new set are averaged. Every rank calls it.
+  void trainable_changed() {
+    if (data_parallel_) data_parallel_->trainable_changed();
+  }
 
   /// The window's sums since the last read (SUM and MAX all-reduces with gradient_sync: every
   /// rank calls it at the same step), the step count, lr and scale, in one host read.

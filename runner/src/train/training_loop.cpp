@@ -205,10 +205,26 @@ int64_t TrainingLoop::batches_after_this_epoch() const {
   return later;
 }
 
+void TrainingLoop::follow_freeze(int64_t epoch) {
+  models::FrozenPart& frozen = parts_.frozen;
+  if (frozen.frozen && train_.unfreeze_at_epoch && epoch >= *train_.unfreeze_at_epoch) {
+    // Every rank at the same epoch: the gradient averaging is rebuilt for the new set.
+    models::set_frozen(frozen, false);
+    rig_->trainable_changed();
+    if (rank_.world->is_main())
+      spdlog::info(
+          "epoch {}: model.freeze's part ({} parameters) trains from here on "
+          "(train.unfreeze_at_epoch {})",
+          epoch + 1, frozen.elements, *train_.unfreeze_at_epoch);
+  }
+  models::keep_frozen_statistics(frozen);
+}
+
 TrainingLoop::EpochResult TrainingLoop::train_epoch() {
   EpochResult result;
   const int64_t epoch = position_.epoch, accum = train_.grad_accum_steps;
   parts_.model->train();
+  follow_freeze(epoch);
   loader_->start_epoch(static_cast<uint64_t>(epoch), static_cast<size_t>(position_.batches_done));
   progress_.start("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(train_.epochs),
                   num_batches_, batches_after_this_epoch());

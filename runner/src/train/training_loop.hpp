@@ -94,6 +94,9 @@ class TrainingLoop {
   void record_window();
   void report_epoch(const EpochResult& r, double seconds, bool complete, const Evaluation& eval);
   void say_schedule_change(int64_t from_steps) const;
+  /// model.freeze at the start of epoch `epoch` (0-based): thawed from
+  /// train.unfreeze_at_epoch on, its statistics kept fixed while frozen.
+  void follow_freeze(int64_t epoch);
   void judge_epoch(const Evaluation& judged, double value);
   /// The batch as it trains: train.mixup's mix and soft targets where it is on.
   std::pair<torch::Tensor, torch::Tensor> training_batch(const data::Batch& batch, int64_t epoch);
