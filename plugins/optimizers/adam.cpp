@@ -35,12 +35,15 @@ std::unique_ptr<optim::Optimizer> make_adam(const nlohmann::json& params,
 
 void add_adam_optimizers(Registry<OptimizerFactory>& registry) {
   models::set_compute_copy_writer(adam_with_copy_description);
-  registry.add("adam", make_adam<torch::optim::AdamOptions, FusedAdamL2>,
-               schemas::optimizer(1e-3, 0.0, adam_properties()),
-               "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");
-  registry.add("adamw", make_adam<torch::optim::AdamWOptions, FusedAdamW>,
-               schemas::optimizer(1e-3, 0.01, adam_properties(), {"bias", "norm"}),
-               "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
+  registry.add(
+      "adam", make_adam<torch::optim::AdamOptions, FusedAdamL2>,
+      schemas::optimizer(1e-3, 0.0, schemas::merged(adam_properties(), param_groups_property())),
+      "Adam; weight decay is added to the gradient (L2), as torch.optim.Adam");
+  registry.add(
+      "adamw", make_adam<torch::optim::AdamWOptions, FusedAdamW>,
+      schemas::optimizer(1e-3, 0.01, schemas::merged(adam_properties(), param_groups_property()),
+                         {"bias", "norm"}),
+      "AdamW; decoupled weight decay (param -= lr * weight_decay * param)");
 }
 
 }  // namespace runner::optim

@@ -48,7 +48,8 @@ void add_sgd_optimizer(Registry<OptimizerFactory>& registry) {
         auto groups = configured_groups<torch::optim::SGDOptions>(params, model, make_options);
         return std::make_unique<FusedSgd>(std::move(groups), make_options(0.0));
       },
-      schemas::optimizer(0.01, 0.0, properties, {"bias", "norm"}),
+      schemas::optimizer(0.01, 0.0, schemas::merged(properties, param_groups_property()),
+                         {"bias", "norm"}),
       "stochastic gradient descent with momentum/nesterov, weight decay added to the gradient");
 }
 

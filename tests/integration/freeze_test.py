@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""`model.freeze` and `train.unfreeze_at_epoch` as a user meets them (issue 52, item 2).
+"""`model.freeze`, `train.unfreeze_at_epoch` and `optimizer.param_groups` as a user meets them
+(issue 52, items 2 and 3).
 
 - run A trains small_cnn one epoch; run B starts from it (model.init_from) with
   `model.freeze: backbone` on 2 CPU ranks: every backbone tensor of B's export, BatchNorm running
@@ -9,9 +10,12 @@
 - `train.unfreeze_at_epoch: 1` of 2 epochs: after epoch 1 the backbone is A's, after epoch 2 it
   has trained, the log says when; stopped after epoch 1 and resumed, the run ends with the
   weights of the uninterrupted run, bit for bit;
+- optimizer.param_groups: a group with lr_scale 0 keeps its tensors' bits while the rest
+  trains; the dry run lists each group's weight decay and lr ratio;
 - refused in one line at the key's file:line by validate, --dry-run and run: a pattern that
   matches no parameter, a freeze of every parameter, unfreeze_at_epoch without model.freeze or
-  not below train.epochs.
+  not below train.epochs; a param group matching nothing, one parameter in two groups, lr and
+  lr_scale both; layer_decay on a backbone without a layer grouping.
 Usage: freeze_test.py RUNNER SOURCE_DIR
 """
 import os
@@ -21,7 +25,7 @@ from engine_lib import check, finish, ranks_args, read_safetensors, run, tmpdir,
 FMNIST = "/usr/share/datasets/fashion-mnist"
 
 
-def experiment(path, model_extra="", train_extra=""):
+def experiment(path, model_extra="", train_extra="", optimizer="{name: adam, lr: 0.002}"):
     return write(path, f"""name: freeze
 seed: 3
 launch: {{num_processes: 1, device: cpu, threads_per_process: 1}}
@@ -35,7 +39,7 @@ model:
   backbone: small_cnn
   in_chans: 1
   num_classes: 10
-{model_extra}optimizer: {{name: adam, lr: 0.002}}
+{model_extra}optimizer: {optimizer}
 scheduler: {{name: none}}
 metrics: [{{name: accuracy}}]
 train:
@@ -122,16 +126,42 @@ def main():
     check(resumed and resumed == whole_weights,
           "stopped after epoch 1 and resumed, the run ends with the uninterrupted run's weights")
 
+    # A parameter group that stands still while the rest trains; the dry run shows the groups.
+    groups = ("{name: adamw, lr: 0.002, param_groups: [{match: ['features.0.*'], lr_scale: 0}, "
+              "{match: ['fc.*'], lr: 0.02, weight_decay: 0.1}]}")
+    g_yaml = experiment(os.path.join(tmp, "g.yaml"), f"  init_from: {a}/checkpoints/last.pt\n",
+                        optimizer=groups)
+    code, text = run("run", [g_yaml, "--dry-run"])
+    for line in ("group         1 tensor, 1280 parameters, weight decay 0.1, lr x 10",
+                 "group         1 tensor, 288 parameters, weight decay 0.01, lr x 0",
+                 "group         1 tensor, 10 parameters, weight decay 0, lr x 10"):
+        check(line in text, f"the dry run lists the group '{line}': {text[-1500:]}")
+    g = os.path.join(tmp, "g_run")
+    run("run", [g_yaml, "--set", f"output.run_dir={g}", "--set", "train.epochs=1"], timeout=300)
+    g_weights = export(tmp, os.path.join(g, "checkpoints", "last.pt"), "g")
+    still = ["features.0.conv.weight", "features.0.bn.weight", "features.0.bn.bias"]
+    check(same(a_weights, g_weights, still) == still, "lr_scale 0: the group's tensors keep A's bits")
+    check(not same(a_weights, g_weights, ["features.1.conv.weight", "fc.weight"]),
+          "the other groups trained")
+
     # Refused before anything runs.
     refused = (
         ("  freeze: ['features.9.*']\n", "", "model.freeze: 'features.9.*' matches no parameter"),
         ("  freeze: ['*']\n", "", "nothing is left to train"),
         ("", "  unfreeze_at_epoch: 1\n", "model.freeze is not set"),
         ("  freeze: backbone\n", "  unfreeze_at_epoch: 2\n", "the part would never train"),
+        ("", "", "optimizer.param_groups.0.match: matches no trainable parameter",
+         "{name: adam, param_groups: [{match: ['head.*']}]}"),
+        ("", "", "optimizer.param_groups.1.match: fc.bias is matched by param_groups.0 too",
+         "{name: adam, param_groups: [{match: ['fc.*']}, {match: ['*.bias']}]}"),
+        ("", "", "lr and lr_scale both set",
+         "{name: adam, param_groups: [{match: ['fc.*'], lr: 0.1, lr_scale: 2}]}"),
+        ("", "", "optimizer.layer_decay: this backbone has no layer grouping",
+         "{name: adamw, layer_decay: 0.7}"),
     )
     r_yaml = os.path.join(tmp, "r.yaml")
-    for model_extra, train_extra, says in refused:
-        write(r_yaml, open(experiment(r_yaml, model_extra, train_extra)).read().replace(
+    for model_extra, train_extra, says, *optimizer in refused:
+        write(r_yaml, open(experiment(r_yaml, model_extra, train_extra, *optimizer)).read().replace(
             f"{tmp}/runs", f"{tmp}/refused"))
         for command in (["validate", r_yaml], ["run", r_yaml, "--dry-run"], ["run", r_yaml]):
             code, text = run(command[0], command[1:], expect=None)

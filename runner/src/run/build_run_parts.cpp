@@ -7,6 +7,7 @@
 
 #include "config/init_source.hpp"
 #include "config/pretrained_source.hpp"
+#include "config/source_map.hpp"
 #include "models/pretrained.hpp"
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
@@ -95,6 +96,17 @@ bool is_zip_archive(const std::string& path) {
 
 }  // namespace
 
+std::string plugin_error_located(const config::Experiment& e, const std::string& message,
+                                 const std::string& section) {
+  const size_t colon = message.find(": ");
+  const std::string prefix = section.substr(1) + ".";
+  if (message.rfind(prefix, 0) != 0 || colon == std::string::npos ||
+      message.substr(0, colon).find(' ') != std::string::npos)
+    return e.marks.value_mark(section).to_string() + ": " + message;
+  const std::string key = message.substr(0, colon);
+  return e.marks.value_mark(config::pointer_from_path(key)).to_string() + ": " + message;
+}
+
 models::FrozenPart freeze_part(const config::Experiment& e, models::Model& model) {
   const json& section = e.doc.at("model");
   if (section.value("freeze", json()).is_null()) return {};
@@ -174,7 +186,11 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
     train::apply_memory_format(request.channels_last, *parts.model);
   }
   if (request.model && request.training) {
-    parts.optimizer = parts.make_optimizer(*parts.model);
+    try {
+      parts.optimizer = parts.make_optimizer(*parts.model);
+    } catch (const ConfigError& error) {
+      throw ConfigError(plugin_error_located(e, error.what(), "/optimizer"));
+    }
     parts.make_scheduler = [scheduler_section](const optim::ScheduleContext& context) {
       const auto& entry =
           registries().schedulers.at(scheduler_section.at("name").get<std::string>());

@@ -42,6 +42,12 @@ void load_initial_weights(const nlohmann::json& model_section, models::Model& mo
 /// the key's file:line for a pattern that matches nothing or a freeze of every parameter.
 models::FrozenPart freeze_part(const config::Experiment& e, models::Model& model);
 
+/// A plugin's own ConfigError message with its place first: the key it starts with
+/// ("loss.weight: ...", "optimizer.param_groups.1.match: ...") at that key's file:line, else at
+/// the plugin section's (`section`, a JSON pointer such as "/optimizer").
+std::string plugin_error_located(const config::Experiment& e, const std::string& message,
+                                 const std::string& section);
+
 /// What the parts of `e` are (plugin names, the model's shape options), without building any.
 train::PartsDescription describe_run_parts(const config::Experiment& e);
 

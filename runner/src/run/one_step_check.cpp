@@ -51,15 +51,6 @@ std::string step_what_to_do(const train::RunParts& parts, const std::string& rea
          "(model.in_chans channels, a size its layers fit)";
 }
 
-// A loss's own ConfigError names its key ("loss.weight: ..."): put that key's file:line first.
-std::string loss_error_located(const config::Experiment& e, const std::string& message) {
-  const size_t colon = message.find(": ");
-  if (message.rfind("loss.", 0) != 0 || colon == std::string::npos) return message;
-  const std::string key = message.substr(0, colon);
-  if (key.find(' ') != std::string::npos) return message;
-  return e.marks.value_mark(config::pointer_from_path(key)).to_string() + ": " + message;
-}
-
 // The run's CPU random stream (model init, transforms, dropout) goes on as if this had not run.
 class RandomStateKept {
  public:
@@ -96,6 +87,13 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
                       error.what());
   }
   model->to(torch::kCPU);
+  if (training) {  // the optimizer's groups (layer_decay, param_groups) fit this model
+    try {
+      parts.make_optimizer(*model);
+    } catch (const ConfigError& error) {
+      throw ConfigError(plugin_error_located(e, error.what(), "/optimizer"));
+    }
+  }
   // model.freeze's patterns name parameters of this model, and leave something to train.
   const models::FrozenPart frozen = freeze_part(e, *model);
   const bool backward = count_parameters(*model).first <= kFullStepLimit;
@@ -132,7 +130,7 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
       const torch::Tensor loss = parts.loss->compute(logits, labels);
       if (backward && loss.requires_grad()) loss.backward();
     } catch (const ConfigError& error) {
-      throw ConfigError(loss_error_located(e, error.what()));
+      throw ConfigError(plugin_error_located(e, error.what(), "/loss"));
     } catch (const std::exception& error) {
       throw ConfigError(e.marks.value_mark("/loss").to_string() + ": loss " + parts.about.loss +
                         " on the model's logits (" + tensor_shape_text(logits) +
