@@ -59,6 +59,8 @@ find_package(ZLIB REQUIRED)
 # The MLflow tracker's HTTP client (Debian's libcurl4-openssl-dev).
 find_package(CURL REQUIRED)
 find_path(VALIJSON_INCLUDE_DIR valijson/validator.hpp REQUIRED)
+# The image_csv dataset's CSV parser (Debian's header-only libfccp-dev).
+find_path(FCCP_INCLUDE_DIR libfccp/csv.h REQUIRED)
 
 # yaml-cpp's Debian config names its target `yaml-cpp`; newer ones `yaml-cpp::yaml-cpp`.
 if(TARGET yaml-cpp::yaml-cpp)

@@ -8,6 +8,7 @@ namespace runner::data {
 void register_mnist(Registry<DatasetFactory>& registry);
 void register_kaggle_csv(Registry<DatasetFactory>& registry);
 void register_image_folder(Registry<DatasetFactory>& registry);
+void register_image_csv(Registry<DatasetFactory>& registry);
 void register_synthetic(Registry<DatasetFactory>& registry);
 
 }  // namespace runner::data

@@ -5,58 +5,15 @@
 #include <map>
 #include <tuple>
 
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
-
 #include "array_dataset.hpp"
 #include "datasets.hpp"
+#include "image_files.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
 namespace {
 
 namespace fs = std::filesystem;
-
-class ImageFolderDataset : public Dataset, public FileBackedDataset {
- public:
-  ImageFolderDataset(std::vector<std::string> files, std::vector<int64_t> labels, bool color,
-                     std::string description)
-      : files_(std::move(files)),
-        labels_(std::move(labels)),
-        color_(color),
-        description_(std::move(description)) {}
-  size_t size() const override { return files_.size(); }
-  Sample get(size_t index) const override {
-    const std::string& path = files_.at(index);
-    Sample s;
-    s.image = cv::imread(path, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-    if (s.image.empty())
-      throw DataError(path +
-                      ": cannot read the image (missing, corrupt or not an image format "
-                      "OpenCV reads); remove or replace it");
-    if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
-    s.label = labels_[index];
-    return s;
-  }
-  int64_t label(size_t index) const override { return labels_.at(index); }
-  std::string describe() const override { return description_; }
-  std::string file(size_t index) const override { return files_.at(index); }
-
- private:
-  std::vector<std::string> files_;
-  std::vector<int64_t> labels_;
-  bool color_;
-  std::string description_;
-};
-
-bool is_image_file(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  static const std::vector<std::string> known = {".png",  ".jpg", ".jpeg", ".bmp", ".tif", ".tiff",
-                                                 ".webp", ".pgm", ".ppm",  ".pbm", ".pnm"};
-  return std::find(known.begin(), known.end(), ext) != known.end();
-}
 
 std::vector<std::string> sorted_class_dirs(const std::string& root) {
   if (!fs::is_directory(root))
@@ -85,7 +42,7 @@ std::shared_ptr<Dataset> scan(const std::string& root, const std::vector<std::st
                       "' is not among the training classes");
     std::vector<std::string> images;
     for (const auto& entry : fs::directory_iterator(root + "/" + dir))
-      if (entry.is_regular_file() && is_image_file(entry.path()))
+      if (entry.is_regular_file() && is_image_file(entry.path().string()))
         images.push_back(entry.path().string());
     std::sort(images.begin(), images.end());
     for (auto& f : images) {
@@ -95,7 +52,7 @@ std::shared_ptr<Dataset> scan(const std::string& root, const std::vector<std::st
   }
   if (files.empty() && must_have_every_class)
     throw DataError("dataset image_folder: no images under '" + root + "'");
-  return std::make_shared<ImageFolderDataset>(std::move(files), std::move(labels), color, root);
+  return image_files_dataset(std::move(files), std::move(labels), color, root);
 }
 
 DatasetSplits make_image_folder(const nlohmann::json& params, const DatasetContext& context) {
@@ -129,13 +86,8 @@ void register_image_folder(Registry<DatasetFactory>& registry) {
         {"default", nullptr},
         {"x-runner-path", "folder"},
         {"description", "Optional test folder laid out like root, using root's classes."}}},
-      {"mode",
-       {{"type", "string"},
-        {"enum", {"grayscale", "color"}},
-        {"default", "color"},
-        {"description", "grayscale: 1-channel u8; color: 3-channel u8 in RGB order."}}},
   };
-  properties.update(split_schema_properties(0));
+  properties.update(image_files_properties());
   registry.add(
       "image_folder", make_image_folder,
       {{"type", "object"},

@@ -293,8 +293,9 @@ def main():
         out, _ = r.run(*k, "data.dataset.train_file=rgb.csv", "data.dataset.test_file=null",
                        "data.dataset.channels=3", "model.in_chans=3", "predict.enabled=false")
         check("train 8, val 4" in out, "kaggle_csv channels=3 reads 3 values per pixel")
+        # Before any rank starts: exit 2, as every fact the preflight finds.
         out, _ = r.run(*k, "data.dataset.train_file=digits.csv", "data.dataset.num_classes=5",
-                       expect=1)
+                       expect=2)
         check("[0, 5)" in out, "kaggle_csv num_classes=5 rejects the label 9")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -51,6 +51,8 @@ data::DatasetSplits build_datasets(const config::Experiment& e) {
     splits = entry.factory(plugin_params(dataset), context);
   } catch (const ConfigError& error) {
     throw ConfigError(located_dataset_error(e, error.what()));
+  } catch (const DataError& error) {  // a file the data names is not there: before any rank runs
+    throw ConfigError(error.what());
   }
   if (context.limit_train) splits.train = data::limit_dataset(splits.train, *context.limit_train);
   if (context.limit_val) splits.val = data::limit_dataset(splits.val, *context.limit_val);

@@ -1,0 +1,79 @@
+#include "image_files.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include "array_dataset.hpp"
+#include "runner/error.hpp"
+
+namespace runner::data {
+namespace {
+
+class ImageFilesDataset : public Dataset, public FileBackedDataset {
+ public:
+  ImageFilesDataset(std::vector<std::string> files, std::vector<int64_t> labels, bool color,
+                    std::string description, bool has_labels)
+      : files_(std::move(files)),
+        labels_(std::move(labels)),
+        color_(color),
+        description_(std::move(description)),
+        has_labels_(has_labels) {}
+  size_t size() const override { return files_.size(); }
+  Sample get(size_t index) const override {
+    const std::string& path = files_.at(index);
+    Sample s;
+    s.image = cv::imread(path, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    if (s.image.empty())
+      throw DataError(path +
+                      ": cannot read the image (missing, corrupt or not an image format "
+                      "OpenCV reads); remove or replace it");
+    if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
+    s.label = labels_[index];
+    return s;
+  }
+  bool has_labels() const override { return has_labels_; }
+  int64_t label(size_t index) const override { return labels_.at(index); }
+  std::string describe() const override { return description_; }
+  std::string file(size_t index) const override { return files_.at(index); }
+
+ private:
+  std::vector<std::string> files_;
+  std::vector<int64_t> labels_;
+  bool color_;
+  std::string description_;
+  bool has_labels_;
+};
+
+}  // namespace
+
+bool is_image_file(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  static const std::vector<std::string> known = {".png",  ".jpg", ".jpeg", ".bmp", ".tif", ".tiff",
+                                                 ".webp", ".pgm", ".ppm",  ".pbm", ".pnm"};
+  return std::find(known.begin(), known.end(), ext) != known.end();
+}
+
+nlohmann::json image_files_properties() {
+  nlohmann::json properties = {
+      {"mode",
+       {{"type", "string"},
+        {"enum", {"grayscale", "color"}},
+        {"default", "color"},
+        {"description", "grayscale: 1-channel u8; color: 3-channel u8 in RGB order."}}}};
+  properties.update(split_schema_properties(0));
+  return properties;
+}
+
+std::shared_ptr<Dataset> image_files_dataset(std::vector<std::string> files,
+                                             std::vector<int64_t> labels, bool color,
+                                             std::string description, bool has_labels) {
+  return std::make_shared<ImageFilesDataset>(std::move(files), std::move(labels), color,
+                                             std::move(description), has_labels);
+}
+
+}  // namespace runner::data
