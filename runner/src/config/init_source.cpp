@@ -1,8 +1,6 @@
 #include "config/init_source.hpp"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "config/yaml_json.hpp"
 #include "runner/error.hpp"
@@ -27,13 +25,9 @@ std::string run_folder_of(const fs::path& file) {
 
 // The backbone a run folder's config.yaml names, or "" when it cannot be read.
 std::string backbone_of_run(const std::string& run_dir) {
-  std::ifstream in(fs::path(run_dir) / "config.yaml");
-  if (!in) return "";
-  std::stringstream text;
-  text << in.rdbuf();
   try {
     SourceMap marks;
-    const json doc = parse_yaml(text.str(), run_dir + "/config.yaml", marks);
+    const json doc = load_yaml_file((fs::path(run_dir) / "config.yaml").string(), marks);
     const json::json_pointer backbone("/model/backbone");
     return doc.contains(backbone) && doc.at(backbone).is_string()
                ? doc.at(backbone).get<std::string>()

@@ -96,6 +96,17 @@ bool is_zip_archive(const std::string& path) {
   return in.read(magic, sizeof magic) && std::equal(magic, magic + 4, "PK\x03\x04");
 }
 
+// Weights `file` into `model` as timm's load_pretrained: a runner checkpoint (a zip archive:
+// its model's weights, or its average with `ema`) or a .safetensors file.
+models::PretrainedLoad load_weights_file(models::Model& model, const std::string& file, bool ema,
+                                         const models::ModelOptions& options) {
+  if (!is_zip_archive(file))
+    return models::load_pretrained(model, file, options.in_chans, options.num_classes);
+  const auto weights = ema ? train::CheckpointWeights::kEma : train::CheckpointWeights::kModel;
+  return models::load_pretrained(model, train::read_checkpoint_tensors(file, weights), file,
+                                 options.in_chans, options.num_classes);
+}
+
 }  // namespace
 
 std::string plugin_error_located(const config::Experiment& e, const std::string& message,
@@ -125,16 +136,7 @@ models::FrozenPart freeze_part(const config::Experiment& e, models::Model& model
 void load_initial_weights(const json& section, models::Model& model, bool announce) {
   const auto options = models::model_options_from(section);
   if (const auto source = config::init_source(section)) {
-    // A run's checkpoint, or a .safetensors file (an export, timm's).
-    const auto loaded =
-        is_zip_archive(source->file)
-            ? models::load_pretrained(
-                  model,
-                  train::read_checkpoint_tensors(source->file,
-                                                 source->ema ? train::CheckpointWeights::kEma
-                                                             : train::CheckpointWeights::kModel),
-                  source->file, options.in_chans, options.num_classes)
-            : models::load_pretrained(model, source->file, options.in_chans, options.num_classes);
+    const auto loaded = load_weights_file(model, source->file, source->ema, options);
     if (announce)
       spdlog::info("initial weights (model.init_from): {}{}",
                    loaded.describe(options.in_chans, options.num_classes),
@@ -145,14 +147,7 @@ void load_initial_weights(const json& section, models::Model& model, bool announ
   if (!pretrained.is_string() ||
       config::is_scripted_backbone(section.at("backbone").get<std::string>()))
     return;
-  const std::string file = pretrained.get<std::string>();
-  // A run's checkpoint (best.pt of a run folder): its model's weights, as from a timm file.
-  const auto loaded =
-      is_zip_archive(file)
-          ? models::load_pretrained(
-                model, train::read_checkpoint_tensors(file, train::CheckpointWeights::kModel), file,
-                options.in_chans, options.num_classes)
-          : models::load_pretrained(model, file, options.in_chans, options.num_classes);
+  const auto loaded = load_weights_file(model, pretrained.get<std::string>(), false, options);
   if (announce)
     spdlog::info("pretrained weights: {}", loaded.describe(options.in_chans, options.num_classes));
 }
