@@ -297,9 +297,25 @@ void check_keys_of_features_off(const json& doc, const SourceMap& marks,
                       "early): set patience (epochs without improvement) or drop it"});
 }
 
+// data.sampler_weights goes with data.sampler: weighted, and only with it.
+void check_sampler_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
+  const json& data = doc.at("data");
+  const std::string sampler = data.at("sampler").get<std::string>();
+  const bool weights = data.at("sampler_weights").is_array();
+  if (sampler == "weighted" && !weights)
+    issues.push_back({marks.value_mark("/data/sampler"), "data.sampler",
+                      "weighted draws each class by its data.sampler_weights entry, which is not "
+                      "set: give one weight per class, or use data.sampler: balanced"});
+  if (sampler != "weighted" && weights)
+    issues.push_back({marks.value_mark("/data/sampler_weights"), "data.sampler_weights",
+                      "is read by data.sampler: weighted only, but data.sampler is " + sampler +
+                          ": set data.sampler: weighted or drop data.sampler_weights"});
+}
+
 // train.ema and train.mixup: what their keys need of each other and of the batch; what
 // train.unfreeze_at_epoch needs.
 void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
+  check_sampler_keys(doc, marks, issues);
   const json& train = doc.at("train");
   if (const json& unfreeze = train.at("unfreeze_at_epoch"); unfreeze.is_number_integer()) {
     const int64_t at = unfreeze.get<int64_t>(), epochs = train.at("epochs").get<int64_t>();

@@ -51,6 +51,9 @@ struct DataOptions {
   std::string check = "header";                              ///< data.check: header, full, none
   bool allow_empty_classes = false;                          ///< data.allow_empty_classes
   std::string on_bad_image = "error";                        ///< data.on_bad_image: error, skip
+  std::string sampler = "shuffle";          ///< data.sampler: shuffle, balanced, weighted
+  std::vector<double> sampler_weights;      ///< data.sampler_weights, per class (weighted)
+  std::optional<size_t> samples_per_epoch;  ///< data.samples_per_epoch, over all processes
 };
 
 /// `train.auto_batch`: the search for `train.batch_size: auto`.

@@ -23,9 +23,10 @@ class BatchedPipeline {
   /// `list` (e.g. "data.train_transforms") as where it is configured.
   BatchedPipeline(const Pipeline& pipeline, const std::string& list);
 
-  /// `images` [B, C, H, W], uint8 or float32, on any device; `indices` the samples' dataset
-  /// indices (B of them). Returns float32 [B, C', H', W'] on the same device, as collate()
-  /// makes of the per-sample path's images.
+  /// `images` [B, C, H, W], uint8 or float32, on any device; `indices` the samples' augmentation
+  /// keys (B of them: the dataset index, another key for a repeated draw; SampledIndex::key).
+  /// Returns float32 [B, C', H', W'] on the same device, as collate() makes of the per-sample
+  /// path's images.
   torch::Tensor apply(const torch::Tensor& images, const std::vector<int64_t>& indices,
                       uint64_t seed, uint64_t epoch) const;
 

@@ -21,6 +21,8 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.shuffle = o.shuffle;
   s.seed = o.seed;
   s.drop_last = o.drop_last;
+  s.samples_per_epoch = o.samples_per_epoch;
+  s.weights = o.sampling_weights;
   return s;
 }
 
@@ -92,17 +94,17 @@ Batch DataLoader::make_resident_batch(size_t begin, size_t end) const {
   batch.size = static_cast<int64_t>(end - begin);
   batch.padding = torch::empty({batch.size}, torch::kBool);
   bool* padding = batch.padding.data_ptr<bool>();
-  std::vector<int64_t> indices;
+  std::vector<int64_t> indices, keys;
   for (size_t pos = begin; pos < end; ++pos) {
     indices.push_back(static_cast<int64_t>(order_[pos].index));
+    keys.push_back(static_cast<int64_t>(order_[pos].key));
     padding[pos - begin] = order_[pos].padding;
   }
   batch.indices = torch::tensor(indices, torch::kLong);
   const ResidentSplit& split = *options_.resident;
   const torch::Tensor rows = batch.indices.to(split.images.device());
   batch.labels = split.labels.index_select(0, rows);
-  batch.images =
-      batched_->apply(split.images.index_select(0, rows), indices, options_.seed, epoch_);
+  batch.images = batched_->apply(split.images.index_select(0, rows), keys, options_.seed, epoch_);
   return batch;
 }
 
@@ -118,7 +120,7 @@ Batch DataLoader::make_batch(size_t batch_number) const {
     const SampledIndex& item = order_[pos];
     try {
       Sample sample = dataset_->get(item.index);
-      pipeline_.apply(sample, options_.seed, epoch_, item.index);
+      pipeline_.apply(sample, options_.seed, epoch_, item.key);
       samples.push_back(std::move(sample));
     } catch (const std::exception& e) {
       const std::string file = sample_file(*dataset_, item.index);

@@ -41,6 +41,10 @@ struct LoaderOptions {
   /// data.on_bad_image skip: a sample that cannot be read or transformed is left out of its
   /// batch (a warning once per file, counted in LoaderStats::skipped); else it fails the batch.
   bool skip_bad_images = false;
+  /// The sampler's epoch over all ranks (0: the dataset's size) and its per-sample weights
+  /// (draws with replacement; null: a permutation). See SamplerOptions.
+  size_t samples_per_epoch = 0;
+  std::shared_ptr<const std::vector<double>> sampling_weights;
 };
 
 struct LoaderStats {

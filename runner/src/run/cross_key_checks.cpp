@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/experiment_options.hpp"
+#include "data/class_sampling.hpp"
 #include "data/sampler.hpp"
 #include "runner/error.hpp"
 #include "runner/losses/loss.hpp"
@@ -28,14 +29,16 @@ std::string how_to_get_val(const train::RunParts& parts) {
 void check_batches(const config::Experiment& e, const train::RunParts& parts,
                    const CrossKeyContext& context) {
   const config::TrainOptions& train = e.options.train;
-  const size_t n = samples_in(parts.splits.train);
-  if (n == 0)
+  const size_t split_size = samples_in(parts.splits.train);
+  if (split_size == 0)
     throw ConfigError(key_at(e, "/data/dataset") + "the dataset (" + parts.about.dataset +
                       ") has no training samples" +
                       (e.options.data.limit_train ? " (data.limit.train)" : "") +
                       ": point data.dataset at data with a training split");
   if (!train.batch_size) return;  // auto: the search caps it at the split's share
   const auto world = static_cast<size_t>(context.world_size);
+  const size_t n = e.options.data.samples_per_epoch.value_or(split_size);
+  const std::string epoch_is = e.options.data.samples_per_epoch ? " (data.samples_per_epoch)" : "";
   // As the run's loader: DistributedSampler's share with drop_last, whole batches only.
   const data::DistributedSampler sampler(n, {world, 0, true, 0, true});
   const size_t batches = sampler.num_samples() / static_cast<size_t>(*train.batch_size);
@@ -43,19 +46,35 @@ void check_batches(const config::Experiment& e, const train::RunParts& parts,
     throw ConfigError(key_at(e, "/train/batch_size") + "train.batch_size " +
                       std::to_string(*train.batch_size) + " x " +
                       util::counted(context.world_size, "process", "processes") +
-                      " is larger than the training split (" + std::to_string(n) + " samples" +
-                      (e.options.data.limit_train ? " after data.limit.train" : "") +
-                      "): lower train.batch_size or raise data.limit.train");
+                      " is larger than the training " + (epoch_is.empty() ? "split" : "epoch") +
+                      " (" + std::to_string(n) + " samples" +
+                      (e.options.data.limit_train ? " after data.limit.train" : "") + epoch_is +
+                      "): lower train.batch_size or raise data.limit.train" +
+                      (epoch_is.empty() ? "" : " or data.samples_per_epoch"));
   if (train.grad_accum_steps > static_cast<int64_t>(batches))
     throw ConfigError(key_at(e, "/train/grad_accum_steps") + "train.grad_accum_steps " +
                       std::to_string(train.grad_accum_steps) + " but an epoch has " +
                       util::counted(static_cast<int64_t>(batches), "batch", "batches") +
                       " per process (train.batch_size " + std::to_string(*train.batch_size) +
                       " x " + util::counted(context.world_size, "process", "processes") + ", " +
-                      std::to_string(n) +
-                      " samples): the window would end at every epoch's end; set "
+                      std::to_string(n) + " samples" + epoch_is +
+                      "): the window would end at every epoch's end; set "
                       "train.grad_accum_steps at most " +
                       std::to_string(batches));
+}
+
+// data.sampler's class shares fit the training split's classes (one line at the key).
+void check_sampler(const config::Experiment& e, const train::RunParts& parts) {
+  const config::DataOptions& data = e.options.data;
+  if (data.sampler == "shuffle") return;
+  const std::string key = data.sampler == "weighted" ? "data.sampler_weights" : "data.sampler";
+  try {
+    data::training_sampling_weights(data.sampler, data.sampler_weights, parts.splits);
+  } catch (const ConfigError& error) {
+    throw ConfigError(
+        key_at(e, data.sampler == "weighted" ? "/data/sampler_weights" : "/data/sampler") + key +
+        ": " + error.what());
+  }
 }
 
 void check_validation(const config::Experiment& e, const train::RunParts& parts) {
@@ -82,6 +101,7 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
   const config::ExperimentOptions& o = e.options;
   if (context.training && !context.predict_input) {
     check_batches(e, parts, context);
+    check_sampler(e, parts);
     if (o.train.mixup.enabled() && parts.loss && !losses::takes_soft_targets(*parts.loss))
       throw ConfigError(key_at(e, "/train/mixup") +
                         "train.mixup trains with soft targets, which loss '" + parts.about.loss +

@@ -8,12 +8,14 @@
 #include <string>
 
 #include "config/experiment_options.hpp"
+#include "data/class_sampling.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/preflight.hpp"
 #include "run/run_trackers.hpp"
 #include "run/start_checks.hpp"
 #include "run/usable_sample.hpp"
 #include "util/counted.hpp"
+#include "util/some_of.hpp"
 
 namespace runner::run {
 namespace {
@@ -41,6 +43,31 @@ std::string parameter_groups_text(torch::optim::Optimizer& optimizer) {
                     first_lr > 0 ? group.options().get_lr() / first_lr : 1.0);
   }
   return text;
+}
+
+// How the training epoch draws its samples: the sampler, the epoch's size and, for the class
+// samplers, each class's share of the draws.
+std::string sampler_text(const config::DataOptions& data, const data::DatasetSplits& splits) {
+  if (!splits.train) return "none (no training split)";
+  const size_t epoch = data.samples_per_epoch.value_or(splits.train->size());
+  if (data.sampler == "shuffle")
+    return fmt::format(
+        "shuffle, a permutation of the training split per epoch, {} samples per "
+        "epoch{}",
+        epoch, data.samples_per_epoch ? " (data.samples_per_epoch)" : "");
+  const auto weights = data::training_sampling_weights(data.sampler, data.sampler_weights, splits);
+  std::vector<double> share(static_cast<size_t>(std::max<int64_t>(splits.num_classes, 0)), 0.0);
+  for (size_t i = 0; i < weights->size(); ++i)
+    share[static_cast<size_t>(splits.train->label(i))] += (*weights)[i];
+  double total = 0;
+  for (const double s : share) total += s;
+  std::vector<std::string> shares;
+  for (size_t c = 0; c < share.size(); ++c)
+    shares.push_back(fmt::format(
+        "{} {:.3g}%", c < splits.class_names.size() ? splits.class_names[c] : std::to_string(c),
+        100.0 * share[c] / total));
+  return fmt::format("{}, {} draws per epoch with replacement; class shares {}", data.sampler,
+                     epoch, util::some_of(shares, 12));
 }
 
 }  // namespace
@@ -92,6 +119,7 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
   out << "dataset         " << parts.about.dataset << ": train " << size_of(splits.train)
       << ", val " << size_of(splits.val) << ", test " << size_of(splits.test) << ", classes "
       << splits.num_classes << "\n"
+      << "sampler         " << sampler_text(experiment.data, splits) << "\n"
       << "transforms      train " << parts.train_pipeline.size()
       << " (sample after them: " << sample_shape << "), eval " << parts.eval_pipeline.size() << "\n"
       << "model           " << parts.about.backbone << ": " << params << " parameters ("

@@ -8,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "data/class_sampling.hpp"
 #include "data/loader.hpp"
 #include "run/build_run_parts.hpp"
 #include "runner/error.hpp"
@@ -41,12 +42,18 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
   lo.world_size = static_cast<size_t>(config::world_processes(o.launch));
   lo.rank = 0;
   lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
+  if (training) {  // the training loop's draws (data.sampler, data.samples_per_epoch)
+    lo.samples_per_epoch = o.data.samples_per_epoch.value_or(0);
+    lo.sampling_weights =
+        data::training_sampling_weights(o.data.sampler, o.data.sampler_weights, parts.splits);
+  }
   data::DataLoader loader(dataset, training ? parts.train_pipeline : parts.eval_pipeline, lo);
   loader.start_epoch(0);
   auto batch = loader.next();
   if (!batch) throw ConfigError("runner show-batch: the " + split + " split made no batch");
   ShownBatch shown;
   shown.class_names = parts.splits.class_names;
+  shown.sampler = training ? o.data.sampler : "dataset order";
   const int64_t classes = parts.splits.num_classes > 0 ? parts.splits.num_classes
                                                        : batch->labels.max().item<int64_t>() + 1;
   if (shown.class_names.empty())
@@ -66,6 +73,8 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
   const int64_t n = std::min<int64_t>(count, images.size(0));
   shown.images = images.slice(0, 0, n).to(torch::kFloat).contiguous();
   shown.targets = targets.slice(0, 0, n).to(torch::kFloat).contiguous();
+  shown.labels = batch->labels.slice(0, 0, n).to(torch::kLong).cpu().contiguous();
+  shown.indices = batch->indices.slice(0, 0, n).to(torch::kLong).cpu().contiguous();
   return shown;
 }
 
@@ -97,9 +106,13 @@ nlohmann::json batch_description(const ShownBatch& batch) {
   for (int64_t i = 0; i < batch.targets.size(0); ++i) {
     const torch::Tensor row = batch.targets[i].contiguous();
     std::vector<double> target(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
-    samples.push_back({{"caption", text[static_cast<size_t>(i)]}, {"target", target}});
+    samples.push_back({{"caption", text[static_cast<size_t>(i)]},
+                       {"label", batch.labels[i].item<int64_t>()},
+                       {"index", batch.indices[i].item<int64_t>()},
+                       {"target", target}});
   }
   return {{"samples", samples},
+          {"sampler", batch.sampler},
           {"image_size", {batch.images.size(1), batch.images.size(2), batch.images.size(3)}}};
 }
 

@@ -18,7 +18,10 @@ namespace runner::run {
 struct ShownBatch {
   torch::Tensor images;   ///< float32 [N, C, H, W], as the model gets them
   torch::Tensor targets;  ///< float32 [N, classes]: each sample's (soft) target
+  torch::Tensor labels;   ///< int64 [N]: each sample's own label (before any mix)
+  torch::Tensor indices;  ///< int64 [N]: each sample's index in its split
   std::vector<std::string> class_names;
+  std::string sampler;  ///< how the samples were drawn (data.sampler; "dataset order" for val)
 };
 
 /// The first `count` samples of the first batch of `split` ("train" or "val") of `parts` (the
@@ -38,7 +41,8 @@ std::vector<std::string> captions(const ShownBatch& batch);
 /// to 0..255, enlarged to a readable size, its caption beneath. Throws Error on a write failure.
 void write_batch_grid(const ShownBatch& batch, const std::filesystem::path& path);
 
-/// Each sample's caption and target as JSON (for tools and tests).
+/// Each sample's caption, label, split index and target, and the sampler, as JSON (for tools
+/// and tests).
 nlohmann::json batch_description(const ShownBatch& batch);
 
 }  // namespace runner::run

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "compat/torch_compat.hpp"
+#include "data/class_sampling.hpp"
 #include "dist/world.hpp"
 #include "runner/error.hpp"
 #include "util/counted.hpp"
@@ -50,6 +51,8 @@ BatchSource::BatchSource(const RankContext& rank, const RunParts& parts,
                          const config::DataOptions& data, uint64_t seed)
     : rank_(rank), parts_(parts), data_(data), seed_(seed) {
   data_device_ = resolve_data_device(rank_, parts_, data_, resident_);
+  sampling_weights_ =
+      data::training_sampling_weights(data_.sampler, data_.sampler_weights, parts_.splits);
 }
 
 data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
@@ -71,6 +74,10 @@ data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
   lo.world_size = static_cast<size_t>(rank_.world->world_size());
   lo.pin_memory = rank_.device.is_cuda();
   lo.skip_bad_images = data_.on_bad_image == "skip";
+  if (training) {
+    lo.samples_per_epoch = data_.samples_per_epoch.value_or(0);
+    lo.sampling_weights = sampling_weights_;
+  }
   return lo;
 }
 
@@ -82,8 +89,11 @@ std::unique_ptr<data::DataLoader> BatchSource::training_loader(int64_t batch_siz
   if (loader->num_batches() == 0)
     throw ConfigError("train.batch_size " + std::to_string(batch_size) + " x " +
                       util::counted(rank_.world->world_size(), "process", "processes") +
-                      " is larger than the training split (" + std::to_string(train->size()) +
-                      " samples): lower train.batch_size or raise data.limit.train");
+                      " is larger than the training " +
+                      (data_.samples_per_epoch ? "epoch" : "split") + " (" +
+                      std::to_string(data_.samples_per_epoch.value_or(train->size())) +
+                      " samples): lower train.batch_size or raise data.limit.train" +
+                      (data_.samples_per_epoch ? " or data.samples_per_epoch" : ""));
   return loader;
 }
 

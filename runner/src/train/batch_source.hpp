@@ -40,6 +40,8 @@ class BatchSource {
   const RunParts& parts_;
   config::DataOptions data_;
   uint64_t seed_;
+  /// data.sampler's per-sample weights for the training split (null: shuffle).
+  std::shared_ptr<const std::vector<double>> sampling_weights_;
   std::optional<torch::Device> data_device_;  ///< where batches are made; nullopt: the loader
   /// Each split decoded once (data.device), kept across passes.
   std::map<const data::Dataset*, std::shared_ptr<const data::ResidentSplit>> resident_;

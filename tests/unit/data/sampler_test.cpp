@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -102,6 +103,92 @@ TEST(Sampler, SmallDatasetsStillGiveEveryRankAnItem) {
   EXPECT_EQ(r2[0].index, 0u);
   EXPECT_TRUE(r2[0].padding);
   EXPECT_TRUE(take(0, 2, 0, true, 0).empty());
+}
+
+// The global order of an epoch, reassembled from every rank's share.
+std::vector<SampledIndex> global_order(size_t n, size_t world, const SamplerOptions& base,
+                                       uint64_t epoch) {
+  std::vector<std::vector<SampledIndex>> shares;
+  for (size_t r = 0; r < world; ++r) {
+    SamplerOptions o = base;
+    o.world_size = world;
+    o.rank = r;
+    shares.push_back(DistributedSampler(n, o).indices(epoch));
+  }
+  std::vector<SampledIndex> global;
+  for (size_t k = 0; k < shares[0].size(); ++k)
+    for (size_t r = 0; r < world; ++r) global.push_back(shares[r].at(k));
+  return global;
+}
+
+TEST(WeightedSampler, DrawsInProportionToTheWeightsWithFreshKeysForRepeats) {
+  // 10 samples: index 0 weighs 7, the other nine 1/3 each: index 0 a 70% share.
+  auto weights = std::make_shared<std::vector<double>>(10, 1.0 / 3.0);
+  (*weights)[0] = 7;
+  SamplerOptions o;
+  o.seed = 3;
+  o.shuffle = true;
+  o.drop_last = true;
+  o.samples_per_epoch = 4000;
+  o.weights = weights;
+  const auto global = global_order(10, 2, o, 1);
+  ASSERT_EQ(global.size(), 4000u);
+  size_t zeros = 0;
+  std::set<uint64_t> keys;
+  for (const auto& item : global) {
+    zeros += item.index == 0;
+    EXPECT_FALSE(item.padding);
+    EXPECT_EQ(item.key % 10, item.index);  // a repeat's key is index + draw x n
+    keys.insert(item.key);
+  }
+  EXPECT_NEAR(static_cast<double>(zeros) / 4000.0, 0.7, 0.03);
+  EXPECT_EQ(keys.size(), global.size());  // every draw augmented from its own stream
+  // The same draws on every call, others in another epoch.
+  EXPECT_EQ(global_order(10, 2, o, 1)[17].key, global[17].key);
+  size_t same = 0;
+  const auto next_epoch = global_order(10, 2, o, 2);
+  for (size_t p = 0; p < global.size(); ++p) same += next_epoch[p].key == global[p].key;
+  EXPECT_LT(same, global.size() / 2);
+}
+
+TEST(WeightedSampler, RanksSplitOneSetOfDrawsWhateverTheWorldSize) {
+  auto weights = std::make_shared<std::vector<double>>(50, 1.0);
+  SamplerOptions o;
+  o.seed = 9;
+  o.drop_last = true;
+  o.weights = weights;
+  o.samples_per_epoch = 60;
+  // 2 and 3 ranks deal the same 60 draws (world size changes who gets which, not the draws).
+  const auto two = global_order(50, 2, o, 0), three = global_order(50, 3, o, 0);
+  ASSERT_EQ(two.size(), 60u);
+  ASSERT_EQ(three.size(), 60u);
+  for (size_t p = 0; p < 60; ++p) EXPECT_EQ(two[p].index, three[p].index) << p;
+}
+
+TEST(Sampler, SamplesPerEpochCutsOrRepeatsThePermutation) {
+  SamplerOptions o;
+  o.shuffle = true;
+  o.seed = 5;
+  o.drop_last = true;
+  o.samples_per_epoch = 25;
+  const auto global = global_order(10, 1, o, 4);
+  ASSERT_EQ(global.size(), 25u);
+  // Each block of 10 is a permutation of its own; the last is cut at 5.
+  for (size_t block = 0; block < 2; ++block) {
+    std::set<size_t> seen;
+    for (size_t p = block * 10; p < block * 10 + 10; ++p) seen.insert(global[p].index);
+    EXPECT_EQ(seen.size(), 10u);
+  }
+  std::vector<size_t> first, second;
+  for (size_t p = 0; p < 10; ++p) first.push_back(global[p].index);
+  for (size_t p = 10; p < 20; ++p) second.push_back(global[p].index);
+  EXPECT_EQ(first, shuffled_indices(10, 5, 4));  // the first round is the usual permutation
+  EXPECT_NE(first, second);
+  for (size_t p = 0; p < 10; ++p) EXPECT_EQ(global[p].key, global[p].index);
+  for (size_t p = 10; p < 20; ++p) EXPECT_EQ(global[p].key, global[p].index + 10);
+  for (size_t p = 20; p < 25; ++p) EXPECT_EQ(global[p].key, global[p].index + 20);
+  o.samples_per_epoch = 4;
+  EXPECT_EQ(global_order(10, 2, o, 4).size(), 4u);
 }
 
 }  // namespace
