@@ -317,6 +317,10 @@ void check_sampler_keys(const json& doc, const SourceMap& marks, std::vector<Con
 void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
   check_sampler_keys(doc, marks, issues);
   const json& train = doc.at("train");
+  if (train.at("eval_tta").get<bool>() && doc.at("predict").at("tta").empty())
+    issues.push_back({marks.value_mark("/train/eval_tta"), "train.eval_tta",
+                      "averages predict.tta's views in validation, but predict.tta lists none: "
+                      "list views (predict.tta: [hflip]) or drop train.eval_tta"});
   if (const json& unfreeze = train.at("unfreeze_at_epoch"); unfreeze.is_number_integer()) {
     const int64_t at = unfreeze.get<int64_t>(), epochs = train.at("epochs").get<int64_t>();
     if (doc.at("model").value("freeze", json()).is_null())

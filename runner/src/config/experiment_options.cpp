@@ -1,5 +1,7 @@
 #include "config/experiment_options.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "runner/error.hpp"
@@ -34,6 +36,10 @@ std::optional<T> optional(const json& doc, const std::string& path) {
 }
 
 }  // namespace
+
+std::string TtaView::text() const {
+  return name == "scale" ? fmt::format("scale {:g}", scale) : name;
+}
 
 std::string precision_name(Precision precision) {
   switch (precision) {
@@ -104,6 +110,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   t.clip_grad_norm = optional<double>(doc, "train.clip_grad_norm");
   t.max_steps = optional<int64_t>(doc, "train.max_steps");
   t.unfreeze_at_epoch = optional<int64_t>(doc, "train.unfreeze_at_epoch");
+  t.eval_tta = get<bool>(doc, "train.eval_tta");
   const nlohmann::json& layout = doc.at("train").at("channels_last");
   t.channels_last_mode = layout.is_boolean() ? (layout.get<bool>() ? "true" : "false") : "auto";
   t.channels_last = t.channels_last_mode == "true";
@@ -151,6 +158,14 @@ ExperimentOptions read_experiment_options(const json& doc) {
   p.split = get<std::string>(doc, "predict.split");
   p.output = get<std::string>(doc, "predict.output");
   p.format = get<std::string>(doc, "predict.format");
+  for (const nlohmann::json& view : doc.at("predict").at("tta")) {
+    if (view.is_string()) {
+      p.tta.push_back({view.get<std::string>(), 1.0});
+    } else {
+      for (const double factor : view.at("factors").get<std::vector<double>>())
+        p.tta.push_back({"scale", factor});
+    }
+  }
 
   OutputOptions& out = o.output;
   out.root = get<std::string>(doc, "output.root");

@@ -120,7 +120,8 @@ struct TrainOptions {
   std::optional<double> clip_grad_norm;
   std::optional<int64_t> max_steps;
   std::optional<int64_t> unfreeze_at_epoch;  ///< epochs model.freeze's part stays frozen
-  std::string channels_last_mode = "auto";   ///< train.channels_last: auto, true or false
+  bool eval_tta = false;  ///< train.eval_tta: validation averages predict.tta's views too
+  std::string channels_last_mode = "auto";  ///< train.channels_last: auto, true or false
   bool channels_last = false;  ///< as run: set where the rank knows its device and precision
   BestOptions best;
   EmaOptions ema;
@@ -138,11 +139,21 @@ struct TrainOptions {
 };
 
 /// `predict`: the predictions written after training.
+/// One view of test-time augmentation (predict.tta): the images flipped ("hflip", "vflip") or
+/// resized by `scale` ("scale", one per entry of a `{name: scales, factors: [...]}` item).
+struct TtaView {
+  std::string name;
+  double scale = 1.0;
+  /// "hflip", "vflip" or "scale 0.875" (for logs and errors).
+  std::string text() const;
+};
+
 struct PredictOptions {
   bool enabled = true;
   std::string split = "test";  ///< test, val
   std::string output = "submission.csv";
   std::string format = "kaggle";  ///< kaggle, csv
+  std::vector<TtaView> tta;       ///< views averaged with the images themselves; empty: none
 };
 
 /// `output`: where runs go.

@@ -11,6 +11,7 @@
 #include "run/usable_sample.hpp"
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
+#include "train/test_time_augmentation.hpp"
 
 namespace runner::run {
 namespace {
@@ -151,6 +152,19 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
       throw ConfigError(
           where + " cannot take the evaluation images (" + tensor_shape_text(batch.images) +
           " after data.eval_transforms): " + reason + "; " + step_what_to_do(parts, reason));
+    }  // predict.tta's views: a scale the model cannot take (too small to downsample, a timm
+    // model of one input size) is refused here rather than after training.
+    for (const config::TtaView& view : e.options.predict.tta) {
+      const torch::Tensor images = train::tta_view(view, batch.images);
+      try {
+        torch::NoGradGuard no_grad;
+        model->forward(images);
+      } catch (const std::exception& error) {
+        throw ConfigError(e.marks.value_mark("/predict/tta").to_string() + ": predict.tta " +
+                          view.text() + " gives the model images of " + tensor_shape_text(images) +
+                          ", which it cannot take: " + step_failure_reason(error) +
+                          "; drop the view or choose a factor nearer 1");
+      }
     }
   }
 }

@@ -126,7 +126,7 @@ int predict_run(const RankSetup& setup, const config::ExperimentOptions& experim
   const int64_t batch_size =
       experiment.train.eval_batch_size.value_or(2 * *experiment.train.batch_size);
   train::Evaluator evaluator(setup.rank, parts, batches, batch_size,
-                             experiment.train.log_every_steps);
+                             experiment.train.log_every_steps, train::evaluation_views(experiment));
   if (!options.predict_input.empty()) {
     predict_folder(evaluator, setup, parts, options, dir);
     return 0;

@@ -212,7 +212,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   train::BatchSource batches(setup.rank, parts, experiment.data, experiment.seed);
   train::Evaluator evaluator(setup.rank, parts, batches,
                              train.eval_batch_size.value_or(2 * *train.batch_size),
-                             train.log_every_steps);
+                             train.log_every_steps, train::evaluation_views(experiment));
   output::ObserverChain observers;  // filled once the run is the folder's to write
   train::TrainingLoop loop(setup.rank, parts, experiment, batches, evaluator, observers,
                            (fs::path(run_dir) / "checkpoints").string());

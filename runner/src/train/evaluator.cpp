@@ -10,19 +10,34 @@
 #include "runner/error.hpp"
 #include "train/autocast_guard.hpp"
 #include "train/shared_failure.hpp"
+#include "train/test_time_augmentation.hpp"
 
 namespace runner::train {
 
+EvaluationViews evaluation_views(const config::ExperimentOptions& options) {
+  EvaluationViews views;
+  views.predict = options.predict.tta;
+  if (options.train.eval_tta) views.validate = options.predict.tta;
+  return views;
+}
+
 Evaluator::Evaluator(const RankContext& rank, const RunParts& parts, BatchSource& batches,
-                     int64_t batch_size, int64_t log_every)
+                     int64_t batch_size, int64_t log_every, EvaluationViews views)
     : rank_(rank),
       parts_(parts),
       batches_(batches),
       batch_size_(batch_size),
-      log_every_(log_every) {}
+      log_every_(log_every),
+      views_(std::move(views)) {}
 
 Predictions Evaluator::predict(const std::shared_ptr<data::Dataset>& dataset,
                                std::optional<bool> skip_bad_images) {
+  return infer(dataset, skip_bad_images, views_.predict);
+}
+
+Predictions Evaluator::infer(const std::shared_ptr<data::Dataset>& dataset,
+                             std::optional<bool> skip_bad_images,
+                             const std::vector<config::TtaView>& views) {
   dist::World& world = *rank_.world;
   models::Model& model = *parts_.model;
   const auto loader = batches_.evaluation_loader(dataset, batch_size_, skip_bad_images);
@@ -62,7 +77,9 @@ Predictions Evaluator::predict(const std::shared_ptr<data::Dataset>& dataset,
       // leave it as a plain copy, so the collectives below see an ordinary tensor.
       c10::InferenceMode inference;
       AutocastGuard autocast(rank_.precision, rank_.device);
-      logits = model.forward(batch->images.to(rank_.device, true)).to(torch::kFloat);
+      logits = tta_logits([&](const torch::Tensor& images) { return model.forward(images); },
+                          batch->images.to(rank_.device, true), views)
+                   .to(torch::kFloat);
     }
     logits = logits.clone();
     const auto valid = batch->padding.logical_not().to(logits.device());
@@ -94,7 +111,7 @@ Evaluation Evaluator::evaluate() {
   const auto& val = parts_.splits.val;
   if (!val || val->size() == 0) return {};
   Evaluation out;
-  Predictions predictions = predict(val);
+  Predictions predictions = infer(val, std::nullopt, views_.validate);
   out.logits = predictions.logits;
   for (const int64_t i : predictions.indices)
     out.labels.push_back(val->label(static_cast<size_t>(i)));
