@@ -11,7 +11,9 @@
 Usage: image_csv_test.py RUNNER SOURCE_DIR   (/usr/bin/python3 with Debian's python3-opencv)
 """
 import csv
+import json
 import os
+import struct
 
 import cv2
 import numpy as np
@@ -57,6 +59,12 @@ train: {{epochs: 1, batch_size: 6, log_every_steps: 1}}
 predict: {{split: test, output: predictions.csv, format: csv}}
 output: {{root: {root}, tensorboard: false}}
 """)
+
+
+def safetensors_metadata(path):
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        return json.loads(f.read(n)).get("__metadata__", {})
 
 
 def step_losses(run_dir):
@@ -111,6 +119,28 @@ def main():
     predictions = os.path.join(indexed_run, "predictions.csv")
     rows = list(csv.reader(open(predictions))) if os.path.exists(predictions) else []
     check(len(rows) == 6, f"a prediction per test row (5 and the header): {rows[:2]}")
+    # Predictions a person can use (item 10): each row names its file and class.
+    check(rows[:1] == [["index", "file", "label", "class", "prob_0", "prob_1", "prob_2"]] and
+          all(r[1] == os.path.join(images, n, x) and r[3] == r[2]  # labels given as indices
+              for r, (n, x) in zip(rows[1:], files[:5])),
+          f"test predictions name the file and the class: {rows[:3]}")
+    examples_file = os.path.join(indexed_run, "best_examples.json")
+    examples = json.load(open(examples_file)) if os.path.exists(examples_file) else []
+    check(all(os.path.isfile(e.get("file", "")) for e in examples),
+          f"best_examples.json names each image's file: {[e.get('file') for e in examples]}")
+    report = open(os.path.join(indexed_run, "report.html")).read()
+    check(all(os.path.basename(e["file"]) in report for e in examples if "file" in e),
+          "the report's misclassified grid names the files")
+    exported = os.path.join(tmp, "indexed.safetensors")
+    code, text = run("export", [listed, "--output", exported])  # the CSV of class names
+    metadata = safetensors_metadata(exported) if os.path.exists(exported) else {}
+    check(json.loads(metadata.get("class_names", "null")) == list(CLASSES) and
+          json.loads(metadata.get("mean", "null")) == [0.3] and
+          json.loads(metadata.get("std", "null")) == [0.3] and
+          json.loads(metadata.get("input_size", "null")) == [1, 28, 28],
+          f"the export's metadata: class names, mean, std, input size: {metadata}")
+    check("timm state_dict names" not in text and "runner's own model" in text,
+          f"export of small_cnn does not claim timm names: {text}")
 
     # Refused before anything runs: one line naming the CSV's line.
     bad = os.path.join(tmp, "bad.csv")

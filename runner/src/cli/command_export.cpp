@@ -1,4 +1,5 @@
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli/command_line.hpp"
@@ -12,13 +13,39 @@
 
 namespace runner::cli {
 namespace fs = std::filesystem;
+namespace {
+
+// The run's class names (classes.txt, one per line), as a JSON array; null without the file.
+nlohmann::json class_names_of(const fs::path& run_dir) {
+  std::ifstream in(run_dir / "classes.txt");
+  if (!in) return nullptr;
+  nlohmann::json names = nlohmann::json::array();
+  for (std::string line; std::getline(in, line);) names.push_back(line);
+  return names;
+}
+
+// The last normalize of data.eval_transforms: the mean and std a user feeds the model with
+// (timm's pretrained_cfg mean/std), each as a list; null without one.
+std::pair<nlohmann::json, nlohmann::json> normalization_of(const nlohmann::json& doc) {
+  std::pair<nlohmann::json, nlohmann::json> found{nullptr, nullptr};
+  const auto as_list = [](const nlohmann::json& v) {
+    return v.is_array() ? v : nlohmann::json::array({v});
+  };
+  for (const nlohmann::json& t : doc.at("data").value("eval_transforms", nlohmann::json::array()))
+    if (t.value("name", "") == "normalize" && t.contains("mean") && t.contains("std"))
+      found = {as_list(t.at("mean")), as_list(t.at("std"))};
+  return found;
+}
+
+}  // namespace
 
 int command_export(const Args& args) {
   CommandLine cl(
       "export", "RUN_DIR|CHECKPOINT [--output FILE.safetensors]",
-      "Writes a trained checkpoint's model as safetensors with timm's state_dict names; its\n"
-      "metadata names the architecture, in_chans, num_classes and the input size. timm gets\n"
-      "the same predictions from it with\n"
+      "Writes a trained checkpoint's model as safetensors (a timm architecture's with timm's\n"
+      "state_dict names); its metadata names the architecture, in_chans, num_classes, the\n"
+      "class names, the input size and the eval normalization's mean and std. timm gets the\n"
+      "same predictions from a timm architecture's file with\n"
       "  model = timm.create_model(ARCH, in_chans=C, num_classes=N)\n"
       "  model.load_state_dict(safetensors.torch.load_file(FILE))\n"
       "(not pretrained_cfg_overlay: timm's load_pretrained drops a classifier whose class count\n"
@@ -78,9 +105,20 @@ int command_export(const Args& args) {
   // The images the model trained on, as the run recorded them: [channels, height, width].
   const nlohmann::json summary = output::read_summary(run_dir);
   if (summary.contains("input_size")) metadata["input_size"] = summary["input_size"].dump();
+  if (const nlohmann::json names = class_names_of(run_dir); !names.is_null())
+    metadata["class_names"] = names.dump();
+  if (const auto [mean, std] = normalization_of(experiment.doc); !mean.is_null()) {
+    metadata["mean"] = mean.dump();
+    metadata["std"] = std.dump();
+  }
   models::save_model_safetensors(*parts.model, output.string(), metadata);
+  // small_cnn is runner's own: timm has no model to load its names into.
+  const bool timm_architecture = parts.about.backbone != "small_cnn";
   std::cout << "wrote " << output.string() << " (" << parts.about.backbone
-            << ", timm state_dict names)\n";
+            << (timm_architecture ? ", timm state_dict names"
+                                  : ", runner's own model: load it with runner (model.pretrained "
+                                    "or model.init_from), timm has no such architecture")
+            << ")\n";
   return 0;
 }
 

@@ -73,11 +73,14 @@ json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>&
   json out = json::array();
   for (size_t i : wrong) {
     const size_t sample = indices.empty() ? i : static_cast<size_t>(indices[i]);
-    out.push_back({{"index", sample},
-                   {"true", class_name(class_names, labels[i])},
-                   {"predicted", class_name(class_names, pred.data_ptr<int64_t>()[i])},
-                   {"confidence", c[i]},
-                   {"png", png_of(dataset.get(sample).image)}});
+    json example = {{"index", sample},
+                    {"true", class_name(class_names, labels[i])},
+                    {"predicted", class_name(class_names, pred.data_ptr<int64_t>()[i])},
+                    {"confidence", c[i]},
+                    {"png", png_of(dataset.get(sample).image)}};
+    if (const std::string file = data::sample_file(dataset, sample); !file.empty())
+      example["file"] = file;
+    out.push_back(std::move(example));
   }
   return out;
 }

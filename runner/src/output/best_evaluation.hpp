@@ -20,7 +20,8 @@ nlohmann::json confusion_summary(const torch::Tensor& logits, const std::vector<
                                  const std::vector<std::string>& class_names);
 
 /// The `count` misclassified samples with the highest softmax confidence, most confident first:
-/// [{"index", "true", "predicted", "confidence", "png" (base64 of the untransformed image)}].
+/// [{"index", "true", "predicted", "confidence", "png" (base64 of the untransformed image),
+/// "file" (where the dataset reads files)}].
 /// `indices`: each row's dataset index (empty: row i is sample i).
 nlohmann::json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>& labels,
                                   const data::Dataset& dataset,

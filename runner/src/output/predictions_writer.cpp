@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 #include <vector>
 
@@ -49,7 +50,8 @@ std::string csv_field(const std::string& text) {
 
 size_t write_predictions(const torch::Tensor& logits, const std::string& format,
                          const std::string& data_file, const std::filesystem::path& path,
-                         const std::vector<int64_t>& indices, int64_t total_rows) {
+                         const std::vector<int64_t>& indices, int64_t total_rows,
+                         const SampleNames& names) {
   const auto labels = logits.argmax(1);
   const auto sample = [&](int64_t row) {
     return indices.empty() ? row : indices[static_cast<size_t>(row)];
@@ -63,12 +65,22 @@ size_t write_predictions(const torch::Tensor& logits, const std::string& format,
               std::to_string(labels[i].item<int64_t>()) + "\n";
   } else {
     const auto probs = torch::softmax(logits, 1);
-    text = "index,label";
+    const bool files = std::any_of(names.files.begin(), names.files.end(),
+                                   [](const std::string& f) { return !f.empty(); });
+    const bool classes = !names.classes.empty();
+    text = std::string("index") + (files ? ",file" : "") + ",label" + (classes ? ",class" : "");
     for (int64_t c = 0; c < logits.size(1); ++c) text += ",prob_" + std::to_string(c);
     text += "\n";
     auto p = probs.accessor<float, 2>();
     for (int64_t i = 0; i < logits.size(0); ++i) {
-      text += std::to_string(sample(i)) + "," + std::to_string(labels[i].item<int64_t>());
+      const int64_t label = labels[i].item<int64_t>();
+      text += std::to_string(sample(i));
+      if (files) text += "," + csv_field(names.files.at(static_cast<size_t>(sample(i))));
+      text += "," + std::to_string(label);
+      if (classes)
+        text += "," + csv_field(label < static_cast<int64_t>(names.classes.size())
+                                    ? names.classes[static_cast<size_t>(label)]
+                                    : std::to_string(label));
       for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
       text += "\n";
     }

@@ -12,15 +12,24 @@
 
 namespace runner::output {
 
+/// What a "csv" row names besides its index: the sample's file (by dataset index; empty, or
+/// all "": no file column) and the class names (empty: no class column).
+struct SampleNames {
+  std::vector<std::string> files;
+  std::vector<std::string> classes;
+};
+
 /// Writes the predictions of `logits` [N, C] (dataset order) to `path` atomically, in `format`:
 /// "kaggle": ImageId,Label with the ids of the sample_submission.csv beside `data_file` when
-/// there is one (the order Kaggle scores), else 1..N; "csv": index,label,prob_0..prob_{C-1}.
+/// there is one (the order Kaggle scores), else 1..N; "csv": index[,file],label[,class],
+/// prob_0..prob_{C-1} (the file and class columns where `names` has them).
 /// `indices`: each row's sample, ascending, of a split of `total_rows` samples (some left out
 /// by data.on_bad_image skip); empty: row i is sample i. Returns the rows written. Throws
 /// DataError when the sample submission's rows do not match.
 size_t write_predictions(const torch::Tensor& logits, const std::string& format,
                          const std::string& data_file, const std::filesystem::path& path,
-                         const std::vector<int64_t>& indices = {}, int64_t total_rows = -1);
+                         const std::vector<int64_t>& indices = {}, int64_t total_rows = -1,
+                         const SampleNames& names = {});
 
 /// Writes one row per file of `files` to `path` atomically: path,class,prob_<class>...,error
 /// with the predicted class's name (`class_names`, else its index) and every class's

@@ -200,7 +200,7 @@ table.cm td{min-width:34px;text-align:center;border:1px solid #fff}
 pre{background:#f8fafc;border:1px solid #e5e7eb;border-radius:6px;padding:10px;overflow:auto;font-size:12px}
 details summary{cursor:pointer;font-weight:600}
 .grid{display:flex;flex-wrap:wrap;gap:10px}
-figure{margin:0;text-align:center;font-size:11px}
+figure{margin:0;text-align:center;font-size:11px;max-width:110px;overflow-wrap:anywhere}
 figure img{width:84px;height:84px;image-rendering:pixelated;border:1px solid #e5e7eb;background:#000}
 .wrong{color:#dc2626;font-weight:600}
 )";
@@ -327,11 +327,17 @@ std::string classification_section(const json& best, const json& examples) {
     html +=
         "<h2 style=\"margin-top:14px\">Most confidently misclassified validation images</h2>"
         "<div class=\"grid\">";
-    for (const json& e : examples)
+    for (const json& e : examples) {
+      // The file's name where the dataset has files (its path on hover), else the index.
+      const std::string file = e.value("file", "");
+      const std::string shown = file.empty() ? "#" + std::to_string(e.value("index", 0))
+                                             : std::filesystem::path(file).filename().string();
       html += fmt::format(
-          R"(<figure><img alt="sample {}" src="data:image/png;base64,{}"><figcaption>#{}<br>true {}<br><span class="wrong">predicted {}</span> {:.0f}%</figcaption></figure>)",
-          e.value("index", 0), e.value("png", ""), e.value("index", 0), escape(e.value("true", "")),
-          escape(e.value("predicted", "")), 100 * number_field(e, "confidence"));
+          R"(<figure><img alt="sample {}" src="data:image/png;base64,{}"><figcaption class="file" title="{}">{}<br>true {}<br><span class="wrong">predicted {}</span> {:.0f}%</figcaption></figure>)",
+          e.value("index", 0), e.value("png", ""), escape(file.empty() ? shown : file),
+          escape(shown), escape(e.value("true", "")), escape(e.value("predicted", "")),
+          100 * number_field(e, "confidence"));
+    }
     html += "</div>";
   }
   return html + "</section>";

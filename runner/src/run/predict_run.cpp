@@ -30,9 +30,14 @@ void predict_split(train::Evaluator& evaluator, const RankSetup& setup,
   dist::on_main_process(*setup.rank.world, [&] {
     const fs::path path =
         fs::path(output).is_absolute() ? fs::path(output) : fs::path(dir) / output;
+    // Rows name the file and class where the dataset has them (image_folder, image_csv).
+    output::SampleNames names;
+    names.classes = parts.splits.class_names;
+    for (size_t i = 0; i < dataset->size(); ++i)
+      names.files.push_back(data::sample_file(*dataset, i));
     const size_t rows =
         output::write_predictions(predicted.logits, format, dataset->describe(), path,
-                                  predicted.indices, static_cast<int64_t>(dataset->size()));
+                                  predicted.indices, static_cast<int64_t>(dataset->size()), names);
     spdlog::info("wrote {} predictions of the {} split to {}", rows, split, path.string());
     if (rows < dataset->size())
       spdlog::warn(
