@@ -107,7 +107,8 @@ class ConvNext : public Model, public optim::GroupsLayers {
                                     {R"(^norm_pre)", {1}, {optim::kSameLayerAsBefore}}});
   }
 
-  ConvNext(const ConvNextSpec& spec, const ModelOptions& o) {
+  ConvNext(const ConvNextSpec& spec, const ModelOptions& o, double drop_rate)
+      : drop_rate_(drop_rate) {
     const auto& dims = spec.dims;
     stem_ = register_module("stem", torch::nn::Sequential());
     stem_->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(o.in_chans, dims[0], 4).stride(4)));
@@ -137,7 +138,9 @@ class ConvNext : public Model, public optim::GroupsLayers {
   }
 
   torch::Tensor forward_head(torch::Tensor x, bool pre_logits) override {
+    // timm's NormMlpClassifierHead: pool, norm, flatten, dropout (drop_rate), fc.
     x = head_norm_(x.mean({2, 3}, /*keepdim=*/true)).flatten(1);
+    x = torch::dropout(x, drop_rate_, is_training());
     return pre_logits ? x : head_fc_(x);
   }
 
@@ -160,6 +163,7 @@ class ConvNext : public Model, public optim::GroupsLayers {
   }
 
   torch::nn::Sequential stem_{nullptr}, stages_{nullptr};
+  double drop_rate_;
   LayerNorm head_norm_{nullptr};
   torch::nn::Linear head_fc_{nullptr};
 };
@@ -184,9 +188,10 @@ void register_convnext(Registry<ModelFactory>& registry) {
     registry.add(
         name,
         [spec](const nlohmann::json& params) -> std::shared_ptr<Model> {
-          return std::make_shared<ConvNext>(spec, model_options_from(params));
+          return std::make_shared<ConvNext>(spec, model_options_from(params),
+                                            drop_rate_from(params));
         },
-        model_params_schema(), help);
+        model_params_schema(drop_rate_property()), help);
   }
 }
 

@@ -43,4 +43,18 @@ std::vector<double> linear_drop_rates(double rate, int64_t n) {
   return out;
 }
 
+nlohmann::json drop_rate_property() {
+  return {{"drop_rate",
+           {{"type", "number"},
+            {"minimum", 0},
+            {"maximum", 1},
+            {"default", 0.0},
+            {"description",
+             "Dropout before the classifier in training (timm's drop_rate, train.py's --drop): "
+             "the pooled features are zeroed with this probability and the rest scaled by "
+             "1/(1-p). 0: none."}}}};
+}
+
+double drop_rate_from(const nlohmann::json& params) { return params.value("drop_rate", 0.0); }
+
 }  // namespace runner::models

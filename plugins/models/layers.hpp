@@ -2,6 +2,7 @@
 // Small layers the timm backbones share: LayerNorm2d, stochastic depth, truncated-normal init.
 
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 namespace runner::models {
 
@@ -30,5 +31,12 @@ void trunc_normal_(torch::Tensor w, double std);
 
 /// `rate` * i / (n - 1) for block i of n, as timm spreads drop_path_rate over blocks.
 std::vector<double> linear_drop_rates(double rate, int64_t n);
+
+/// The schema of `drop_rate`, the classifier dropout a native backbone takes (timm's
+/// drop_rate), as {"drop_rate": {...}} for model_params_schema.
+nlohmann::json drop_rate_property();
+
+/// model.drop_rate of a validated `model:` section (0 when absent).
+double drop_rate_from(const nlohmann::json& params);
 
 }  // namespace runner::models

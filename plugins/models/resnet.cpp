@@ -93,8 +93,8 @@ class ResNet : public Model, public optim::GroupsLayers {
         names, {{R"(^conv1|bn1|maxpool)", {0}, {}}, {R"(^layer(\d+)\.(\d+))", {1}, {}}});
   }
 
-  ResNet(const ResNetSpec& spec, const ModelOptions& o, bool zero_init_last)
-      : deep_(spec.deep_tiered) {
+  ResNet(const ResNetSpec& spec, const ModelOptions& o, bool zero_init_last, double drop_rate)
+      : deep_(spec.deep_tiered), drop_rate_(drop_rate) {
     const int64_t expansion = spec.bottleneck ? 4 : 1;
     int64_t inplanes = 64;
     if (deep_) {
@@ -139,8 +139,9 @@ class ResNet : public Model, public optim::GroupsLayers {
     return x;
   }
 
+  // timm's ResNet.forward_head: pool, dropout (drop_rate), fc.
   torch::Tensor forward_head(torch::Tensor x, bool pre_logits) override {
-    x = x.mean({2, 3});
+    x = torch::dropout(x.mean({2, 3}), drop_rate_, is_training());
     return pre_logits ? x : fc_(x);
   }
 
@@ -161,6 +162,7 @@ class ResNet : public Model, public optim::GroupsLayers {
   }
 
   bool deep_;
+  double drop_rate_;
   nn::Sequential stem_{nullptr};
   nn::Conv2d conv1_{nullptr};
   BatchNorm2d bn1_{nullptr};
@@ -168,6 +170,18 @@ class ResNet : public Model, public optim::GroupsLayers {
   std::vector<Block> blocks_;
   nn::Linear fc_{nullptr};
 };
+
+// The shared keys' extras: timm's drop_rate and zero_init_last.
+nlohmann::json resnet_properties() {
+  nlohmann::json properties = drop_rate_property();
+  properties["zero_init_last"] = {
+      {"type", "boolean"},
+      {"default", true},
+      {"description",
+       "timm's zero_init_last: each residual block's last BatchNorm starts with weight 0, so "
+       "every block starts as the identity. false: weight 1, as torchvision's resnets start."}};
+  return properties;
+}
 
 }  // namespace
 
@@ -185,16 +199,10 @@ void register_resnet(Registry<ModelFactory>& registry) {
         name,
         [spec](const nlohmann::json& params) -> std::shared_ptr<Model> {
           return std::make_shared<ResNet>(spec, model_options_from(params),
-                                          params.value("zero_init_last", true));
+                                          params.value("zero_init_last", true),
+                                          drop_rate_from(params));
         },
-        model_params_schema({{"zero_init_last",
-                              {{"type", "boolean"},
-                               {"default", true},
-                               {"description",
-                                "timm's zero_init_last: each residual block's last BatchNorm "
-                                "starts with weight 0, so every block starts as the identity. "
-                                "false: weight 1, as torchvision's resnets start."}}}}),
-        help);
+        model_params_schema(resnet_properties()), help);
   }
 }
 

@@ -179,6 +179,14 @@ nlohmann::json scripted_params_schema() {
          {"description",
           "More timm.create_model arguments, e.g. {img_size: 56} for a vit: part of the cached "
           "model's key."}}},
+       {"drop_rate",
+        {{"type", "number"},
+         {"minimum", 0},
+         {"maximum", 1},
+         {"default", 0.0},
+         {"description",
+          "timm.create_model's drop_rate (train.py's --drop): the classifier dropout of the "
+          "model timm builds (not beside model.kwargs.drop_rate). 0: none."}}},
        {"pretrained",
         {{"type", {"boolean", "string"}},
          {"default", false},

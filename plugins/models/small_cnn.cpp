@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "layers.hpp"
 #include "models.hpp"
 #include "runner/models/batch_norm.hpp"
 #include "runner/models/model.hpp"
@@ -31,7 +32,7 @@ TORCH_MODULE(ConvBnAct);
 // 32 ch at full resolution, 64 at 1/2 and 128 at 1/4 (two layers each), global average pool, fc.
 class SmallCnn : public Model {
  public:
-  explicit SmallCnn(const ModelOptions& o) : drop_rate_(o.drop_path_rate) {
+  SmallCnn(const ModelOptions& o, double drop_rate) : drop_rate_(drop_rate) {
     features_ =
         register_module("features", nn::Sequential(ConvBnAct(o.in_chans, 32, 1),
                                                    ConvBnAct(32, 64, 2), ConvBnAct(64, 64, 1),
@@ -41,11 +42,10 @@ class SmallCnn : public Model {
 
   torch::Tensor forward_features(torch::Tensor x) override { return features_->forward(x); }
 
+  // As timm's heads: pool, dropout (drop_rate), then pre_logits' features or the classifier.
   torch::Tensor forward_head(torch::Tensor x, bool pre_logits) override {
-    x = x.mean({2, 3});
-    if (pre_logits) return x;
-    // drop_path_rate acts as dropout before the classifier here: the net has no residual blocks.
-    return fc_(torch::dropout(x, drop_rate_, is_training()));
+    x = torch::dropout(x.mean({2, 3}), drop_rate_, is_training());
+    return pre_logits ? x : fc_(x);
   }
 
   std::string first_conv() const override { return "features.0.conv"; }
@@ -57,22 +57,33 @@ class SmallCnn : public Model {
   nn::Linear fc_{nullptr};
 };
 
+// drop_rate as the other native backbones; no drop_path_rate: small_cnn has no residual blocks
+// to drop (it used to take drop_path_rate as its dropout: that key now refuses any rate).
+nlohmann::json small_cnn_properties() {
+  nlohmann::json properties = drop_rate_property();
+  properties["drop_path_rate"] = {
+      {"type", "number"},
+      {"minimum", 0},
+      {"maximum", 0},
+      {"default", 0.0},
+      {"description",
+       "small_cnn has no residual blocks, so no stochastic depth: only 0. Its classifier dropout "
+       "is model.drop_rate (this key was that dropout before)."},
+      {"x-runner-hint",
+       "small_cnn has no residual blocks to drop; for dropout before its classifier set "
+       "model.drop_rate"}};
+  return model_params_schema(properties);
+}
+
 }  // namespace
 
 void register_small_cnn(Registry<ModelFactory>& registry) {
   registry.add(
       "small_cnn",
       [](const nlohmann::json& params) -> std::shared_ptr<Model> {
-        return std::make_shared<SmallCnn>(model_options_from(params));
+        return std::make_shared<SmallCnn>(model_options_from(params), drop_rate_from(params));
       },
-      model_params_schema({{"drop_path_rate",
-                            {{"type", "number"},
-                             {"minimum", 0},
-                             {"maximum", 1},
-                             {"default", 0.0},
-                             {"description",
-                              "small_cnn has no residual blocks: this is the dropout rate before "
-                              "the classifier."}}}}),
+      small_cnn_properties(),
       "5 conv-BN-ReLU layers (32-64-64-128-128 ch, two stride-2) + avg pool + fc: quick CPU runs");
 }
 

@@ -36,7 +36,7 @@ data:
   train_transforms: [{name: horizontal_flip, p: 0.5}, {name: normalize, mean: 0.5, std: 0.25}]
   eval_transforms: [{name: normalize, mean: 0.5, std: 0.25}]
   num_workers: 1
-model: {backbone: small_cnn, in_chans: 1, num_classes: 10, drop_path_rate: 0.2}
+model: {backbone: small_cnn, in_chans: 1, num_classes: 10, drop_rate: 0.2}
 optimizer: {name: adamw, lr: 3.0e-3}
 scheduler: {name: cosine, warmup_steps: 3}
 metrics: [{name: accuracy}, {name: loss}]

@@ -245,7 +245,9 @@ std::string rewrite(const std::string& d, const json* v, const json* s, const js
     }
     if (d.rfind("Failed to match expected value set by 'const'", 0) == 0)
       return "must be " + describe(*r, root) + got;
-    if (d.rfind("Expected number", 0) == 0) return "must be " + describe(*r, root) + got;
+    if (d.rfind("Expected number", 0) == 0)
+      return "must be " + describe(*r, root) + got +
+             (r->contains("x-runner-hint") ? ": " + r->at("x-runner-hint").get<std::string>() : "");
     if (d.rfind("Failed to match regex", 0) == 0 && r->contains("pattern")) {
       // x-runner-hint: what to write, in the words of the key's own world (timm's strings).
       if (r->contains("x-runner-hint"))

@@ -58,6 +58,13 @@ TimmRequest timm_request_from(const nlohmann::json& model) {
   r.pretrained = pretrained.is_boolean() ? (pretrained.get<bool>() ? "true" : "false")
                                          : pretrained.get<std::string>();
   r.kwargs = model.value("kwargs", nlohmann::json::object());
+  // model.drop_rate is create_model's drop_rate; 0 (the default) leaves the key and the cached
+  // file's name as they were.
+  if (const double drop_rate = model.value("drop_rate", 0.0); drop_rate > 0) {
+    if (r.kwargs.contains("drop_rate"))
+      throw ConfigError("model.drop_rate and model.kwargs.drop_rate are both set: keep one");
+    r.kwargs["drop_rate"] = drop_rate;
+  }
   return r;
 }
 

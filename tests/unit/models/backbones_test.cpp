@@ -120,30 +120,39 @@ TEST(Backbones, StochasticDepthActsOnlyInTrainMode) {
   }
 }
 
-TEST(Backbones, SmallCnnDropPathRateIsDropoutBeforeTheClassifier) {
-  // small_cnn has no residual blocks: drop_path_rate is the dropout rate before its fc.
+TEST(Backbones, DropRateIsDropoutOnThePooledFeaturesAsTimms) {
+  // timm's drop_rate: dropout after pooling (and the head's norm), before the classifier and
+  // before forward_head's pre_logits return, in training only.
   torch::manual_seed(0);
   torch::NoGradGuard no_grad;
-  auto make = [](double drop_path_rate) {
-    nlohmann::json params = {{"backbone", "small_cnn"},
-                             {"in_chans", 1},
-                             {"num_classes", 10},
-                             {"drop_path_rate", drop_path_rate},
-                             {"pretrained", false}};
-    return runner::registries().models.at("small_cnn").factory(params);
-  };
-  auto dropped = make(0.5);
-  auto plain = make(0.0);
-  torch::Tensor x = torch::randn({8, 1, 16, 16});
-  dropped->train();
-  EXPECT_FALSE(torch::equal(dropped->forward(x), dropped->forward(x)));
-  // The pooled features before the classifier are not dropped.
-  EXPECT_TRUE(torch::equal(dropped->forward_head(dropped->forward_features(x), true),
-                           dropped->forward_head(dropped->forward_features(x), true)));
-  plain->train();
-  EXPECT_TRUE(torch::equal(plain->forward(x), plain->forward(x)));
-  dropped->eval();
-  EXPECT_TRUE(torch::equal(dropped->forward(x), dropped->forward(x)));
+  for (const char* name : {"small_cnn", "resnet10t", "convnext_atto"}) {
+    auto make = [&](double drop_rate) {
+      nlohmann::json params = {{"backbone", name},
+                               {"in_chans", 1},
+                               {"num_classes", 10},
+                               {"drop_rate", drop_rate},
+                               {"pretrained", false}};
+      return runner::registries().models.at(name).factory(params);
+    };
+    auto dropped = make(0.5);
+    auto plain = make(0.0);
+    torch::Tensor x = torch::randn({8, 1, 32, 32});
+    dropped->train();
+    EXPECT_FALSE(torch::equal(dropped->forward(x), dropped->forward(x))) << name;
+    // Two draws over the same features: different zeros, the same scaled values elsewhere.
+    const torch::Tensor features = dropped->forward_features(x);
+    const torch::Tensor a = dropped->forward_head(features, true);
+    const torch::Tensor b = dropped->forward_head(features, true);
+    EXPECT_EQ(a.dim(), 2) << name;
+    EXPECT_FALSE(torch::equal(a, b)) << name;
+    const torch::Tensor both = (a != 0).logical_and(b != 0);
+    EXPECT_GT(both.sum().item<int64_t>(), 0) << name;
+    EXPECT_TRUE(torch::equal(a.masked_select(both), b.masked_select(both))) << name;
+    plain->train();
+    EXPECT_TRUE(torch::equal(plain->forward(x), plain->forward(x))) << name;
+    dropped->eval();
+    EXPECT_TRUE(torch::equal(dropped->forward(x), dropped->forward(x))) << name;
+  }
 }
 
 TEST(Backbones, ReducedPrecisionForwardOnCpu) {
