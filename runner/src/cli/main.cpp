@@ -39,6 +39,8 @@ const std::map<std::string, Command>& commands() {
       {"export", {command_export, "Write a checkpoint's model as safetensors with timm's names"}},
       {"report", {command_report, "Build a run's report.html, or one page comparing runs"}},
       {"track", {command_track, "Send what a run's trackers could not (a server that was down)"}},
+      {"lr-find",
+       {command_lr_find, "Suggest an lr by Leslie Smith's range test on the real training step"}},
       {"show-batch",
        {command_show_batch, "Draw a batch as the model gets it (augmented, mixed), captioned"}},
       {"import",

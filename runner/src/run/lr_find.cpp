@@ -1,0 +1,199 @@
+#include "run/lr_find.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "dist/world.hpp"
+#include "log/logging.hpp"
+#include "models/freeze.hpp"
+#include "output/plot.hpp"
+#include "output/progress.hpp"
+#include "run/build_run_parts.hpp"
+#include "run/rank_setup.hpp"
+#include "runner/error.hpp"
+#include "train/auto_batch.hpp"
+#include "train/batch_source.hpp"
+#include "train/device_options.hpp"
+#include "train/mixup.hpp"
+#include "train/step_rig.hpp"
+#include "util/atomic_file.hpp"
+
+namespace runner::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string default_folder(const std::string& name) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  std::ostringstream ss;
+  ss << "lr_find/" << name << "-" << std::put_time(&tm, "%Y%m%d-%H%M%S");
+  return ss.str();
+}
+
+// A folder of its own: new, or empty.
+fs::path open_folder(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
+    throw ConfigError("runner lr-find: " + dir +
+                      " is not empty: give another -o DIR (lr-find writes a folder of its own)");
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw ConfigError("runner lr-find: cannot create " + dir + " (" + ec.message() +
+                      "): give a writable -o DIR");
+  return dir;
+}
+
+// The test's steps on the experiment's step; fills `test` until it stops or reaches its steps.
+void run_steps(const config::ExperimentOptions& o, const RankSetup& setup, train::RunParts& parts,
+               int64_t batch_size, train::LrRangeTest& test, const train::LrRangeOptions& range) {
+  train::BatchSource batches(setup.rank, parts, o.data, o.seed);
+  const auto loader = batches.training_loader(batch_size);
+  train::StepRigOptions rig_options;
+  rig_options.clip_grad_norm = o.train.clip_grad_norm;
+  rig_options.lrs = train::range_test_lrs(range);
+  train::StepRig rig(setup.rank, parts.model, *parts.optimizer, *parts.loss, rig_options);
+  std::optional<train::Mixup> mixup;
+  if (o.train.mixup.enabled())
+    mixup.emplace(o.train.mixup, std::max<int64_t>(1, parts.splits.num_classes));
+  parts.model->train();
+  models::keep_frozen_statistics(parts.frozen);
+  const int64_t accum = o.train.grad_accum_steps;
+  int64_t epoch = 0, batch_number = 0;
+  loader->start_epoch(0);
+  output::Progress progress(true, log::stdout_is_terminal(), 10);
+  progress.start("lr-find", range.steps);
+  for (int64_t step = 0; step < range.steps; ++step) {
+    for (int64_t micro = 0; micro < accum; ++micro) {
+      auto batch = loader->next();
+      if (!batch) {  // the split is shorter than the test: the next epoch's order goes on
+        loader->start_epoch(static_cast<uint64_t>(++epoch));
+        batch_number = 0;
+        batch = loader->next();
+      }
+      torch::Tensor images = batch->images.to(setup.rank.device, true);
+      torch::Tensor targets = batch->labels.to(setup.rank.device, true);
+      if (mixup && mixup->mixes_in(epoch)) {
+        train::RngMixRandom random(train::Mixup::stream(o.seed, epoch, batch_number, 0, 1));
+        const train::MixPlan plan =
+            mixup->draw(random, images.size(0), images.size(2), images.size(3), true);
+        std::tie(images, targets) = mixup->apply(plan, images, targets);
+      }
+      ++batch_number;
+      rig.step().micro_batch(images, targets, accum, micro == accum - 1);
+    }
+    const double lr = rig_options.lrs[static_cast<size_t>(step)];
+    rig.step().finish();
+    const train::WindowReading window = rig.read_window();
+    const double loss = window.finite > 0 && window.nonfinite == 0
+                            ? window.loss_sum / window.finite
+                            : std::numeric_limits<double>::quiet_NaN();
+    const bool stop = test.record(lr, loss);
+    progress.update(step + 1, 0.0, test.smoothed().back());
+    if (stop) break;
+  }
+  progress.finish();
+}
+
+void write_results(const fs::path& dir, const train::LrRangeTest& test,
+                   const std::optional<size_t>& suggested, const nlohmann::json& about) {
+  std::string csv = "step,lr,loss,smoothed_loss\n";
+  for (size_t i = 0; i < test.lrs().size(); ++i)
+    csv += fmt::format("{},{:.9g},{:.9g},{:.9g}\n", i + 1, test.lrs()[i], test.losses()[i],
+                       test.smoothed()[i]);
+  util::write_file_atomically((dir / "lr_find.csv").string(), csv);
+  nlohmann::json record = about;
+  record["steps_run"] = test.lrs().size();
+  record["stopped_early"] = test.stop_reason()[0] ? nlohmann::json(test.stop_reason()) : nullptr;
+  record["suggested_lr"] = suggested ? nlohmann::json(test.lrs()[*suggested]) : nullptr;
+  record["suggested_step"] = suggested ? nlohmann::json(*suggested + 1) : nullptr;
+  util::write_file_atomically((dir / "lr_find.json").string(), record.dump(1) + "\n");
+
+  output::PlotPanel panel;
+  panel.title = "lr range test";
+  panel.x_label = "learning rate";
+  panel.y_label = "loss";
+  panel.log_x = true;
+  panel.series.push_back({"loss", test.lrs(), test.losses()});
+  panel.series.push_back({"smoothed", test.lrs(), test.smoothed()});
+  if (suggested) {  // a vertical line at the suggestion, over the smoothed loss's range
+    double lo = test.smoothed()[0], hi = lo;
+    for (const double v : test.smoothed())
+      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+    const double at = test.lrs()[*suggested];
+    panel.series.push_back({fmt::format("suggested {:.3g}", at), {at, at}, {lo, hi}});
+  }
+  output::save_plot(dir / "lr_find.png", {panel});
+}
+
+}  // namespace
+
+int lr_find(const config::Experiment& e, const LrFindOptions& options) {
+  const train::LrRangeOptions& range = options.range;
+  if (!(range.min_lr > 0) || !(range.max_lr > range.min_lr) || range.steps < 2)
+    throw ConfigError(fmt::format(
+        "runner lr-find: --min-lr {:g} --max-lr {:g} --steps {}: need 0 < min-lr < max-lr and "
+        "at least 2 steps",
+        range.min_lr, range.max_lr, range.steps));
+  config::ExperimentOptions o = e.options;
+  // One process: the range test is the per-process step, whatever the run's world.
+  o.launch.num_processes = 1;
+  o.launch.nnodes = 1;
+  const std::string dir_text =
+      options.output_dir.empty() ? default_folder(o.name) : options.output_dir;
+  const fs::path dir = open_folder(dir_text);
+  const RankSetup setup = set_up_rank(o);
+  o.train.channels_last = setup.channels_last;
+  PartsRequest request;
+  request.device = setup.rank.device;
+  request.channels_last = setup.channels_last;
+  request.announce = true;
+  train::RunParts parts = build_run_parts(e, request);
+  const int64_t batch_size =
+      o.train.batch_size ? *o.train.batch_size : train::find_auto_batch_size(setup.rank, parts, o);
+  spdlog::info("lr-find: {} steps from lr {:g} to {:g} (exponential), batch {} on {}, {}",
+               range.steps, range.min_lr, range.max_lr, batch_size, setup.rank.device.str(),
+               config::precision_name(setup.rank.precision));
+
+  train::LrRangeTest test(range);
+  run_steps(o, setup, parts, batch_size, test, range);
+  const std::optional<size_t> suggested = test.suggestion();
+  const nlohmann::json about = {
+      {"experiment", e.path},
+      {"min_lr", range.min_lr},
+      {"max_lr", range.max_lr},
+      {"steps", range.steps},
+      {"early_stop_threshold",
+       range.early_stop_threshold ? nlohmann::json(*range.early_stop_threshold) : nullptr},
+      {"beta", range.beta},
+      {"batch_size", batch_size},
+      {"grad_accum_steps", o.train.grad_accum_steps},
+      {"device", setup.rank.device.str()},
+      {"precision", config::precision_name(setup.rank.precision)},
+      {"optimizer_lr", e.doc.at("optimizer").value("lr", nlohmann::json())}};
+  write_results(dir, test, suggested, about);
+  if (test.stop_reason()[0])
+    spdlog::info("lr-find stopped after {} steps: {}", test.lrs().size(), test.stop_reason());
+  std::cout << "wrote " << (dir / "lr_find.png").string() << ", lr_find.csv and lr_find.json\n";
+  if (!suggested) {
+    std::cout << "no lr suggested: " << test.lrs().size()
+              << " steps leave fewer than 2 points after the first 10 and the last; raise "
+                 "--steps or lower --max-lr\n";
+    return 1;
+  }
+  std::cout << fmt::format(
+      "suggested lr {:.3g} (steepest fall of the smoothed loss, as Lightning's lr_find): set "
+      "optimizer.lr: {:.3g}\n",
+      test.lrs()[*suggested], test.lrs()[*suggested]);
+  return 0;
+}
+
+}  // namespace runner::run
