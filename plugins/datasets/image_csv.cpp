@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "array_dataset.hpp"
@@ -68,10 +69,6 @@ CsvRows read_rows(const std::string& csv, const std::string& root, const std::st
         throw DataError(where + "the " + label_column +
                         " column is empty: give each image "
                         "its class");
-      if (rows.has_labels && label.find_first_of(" \t") != std::string::npos)
-        throw DataError(where + label_column + " '" + label +
-                        "' names several classes; runner trains one class per image "
-                        "(multi-label data is not supported yet): give one label per row");
       rows.files.push_back(file.lexically_normal().string());
       rows.labels.push_back(label);
       rows.lines.push_back(line);
@@ -86,10 +83,20 @@ CsvRows read_rows(const std::string& csv, const std::string& root, const std::st
   return rows;
 }
 
+// A row's label text split at spaces and tabs: several for multi-label data.
+std::vector<std::string> label_tokens(const std::string& text) {
+  std::vector<std::string> tokens;
+  std::istringstream in(text);
+  for (std::string token; in >> token;) tokens.push_back(token);
+  return tokens;
+}
+
 bool all_indices(const std::vector<std::string>& labels) {
-  return std::all_of(labels.begin(), labels.end(), [](const std::string& s) {
-    return !s.empty() &&
-           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return std::all_of(labels.begin(), labels.end(), [](const std::string& text) {
+    const auto tokens = label_tokens(text);
+    return !tokens.empty() && std::all_of(tokens.begin(), tokens.end(), [](const std::string& s) {
+      return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+    });
   });
 }
 
@@ -98,30 +105,37 @@ std::vector<std::string> class_names_of(const CsvRows& rows) {
   std::vector<std::string> names;
   if (all_indices(rows.labels)) {
     int64_t top = 0;
-    for (const auto& l : rows.labels) top = std::max<int64_t>(top, std::stoll(l));
+    for (const auto& l : rows.labels)
+      for (const auto& token : label_tokens(l)) top = std::max<int64_t>(top, std::stoll(token));
     for (int64_t c = 0; c <= top; ++c) names.push_back(std::to_string(c));
     return names;
   }
-  const std::set<std::string> unique(rows.labels.begin(), rows.labels.end());
+  std::set<std::string> unique;
+  for (const auto& l : rows.labels)
+    for (const auto& token : label_tokens(l)) unique.insert(token);
   return {unique.begin(), unique.end()};
 }
 
-std::vector<int64_t> label_indices(const CsvRows& rows, const std::vector<std::string>& classes,
-                                   const std::string& csv, const std::string& label_column) {
+// Each row's classes, ascending (several where its label names several: multi-label data).
+std::vector<std::vector<int64_t>> label_indices(const CsvRows& rows,
+                                                const std::vector<std::string>& classes,
+                                                const std::string& csv,
+                                                const std::string& label_column) {
   std::map<std::string, int64_t> index;
   for (size_t c = 0; c < classes.size(); ++c) index[classes[c]] = static_cast<int64_t>(c);
-  std::vector<int64_t> labels;
+  std::vector<std::vector<int64_t>> labels(rows.labels.size());
+  if (!rows.has_labels) return labels;
   for (size_t r = 0; r < rows.labels.size(); ++r) {
-    if (!rows.has_labels) {
-      labels.push_back(-1);
-      continue;
+    for (const std::string& token : label_tokens(rows.labels[r])) {
+      const auto it = index.find(token);
+      if (it == index.end())
+        throw DataError(csv + ":" + std::to_string(rows.lines[r]) + ": " + label_column + " '" +
+                        token + "' is not a class of the training CSV (" +
+                        std::to_string(classes.size()) + " classes)");
+      labels[r].push_back(it->second);
     }
-    const auto it = index.find(rows.labels[r]);
-    if (it == index.end())
-      throw DataError(csv + ":" + std::to_string(rows.lines[r]) + ": " + label_column + " '" +
-                      rows.labels[r] + "' is not a class of the training CSV (" +
-                      std::to_string(classes.size()) + " classes)");
-    labels.push_back(it->second);
+    std::sort(labels[r].begin(), labels[r].end());
+    labels[r].erase(std::unique(labels[r].begin(), labels[r].end()), labels[r].end());
   }
   return labels;
 }

@@ -12,12 +12,12 @@
 namespace runner::data {
 namespace {
 
-class ImageFilesDataset : public Dataset, public FileBackedDataset {
+class ImageFilesDataset : public Dataset, public FileBackedDataset, public MultiLabelDataset {
  public:
-  ImageFilesDataset(std::vector<std::string> files, std::vector<int64_t> labels, bool color,
-                    std::string description, bool has_labels)
+  ImageFilesDataset(std::vector<std::string> files, std::vector<std::vector<int64_t>> label_sets,
+                    bool color, std::string description, bool has_labels)
       : files_(std::move(files)),
-        labels_(std::move(labels)),
+        label_sets_(std::move(label_sets)),
         color_(color),
         description_(std::move(description)),
         has_labels_(has_labels) {}
@@ -31,17 +31,21 @@ class ImageFilesDataset : public Dataset, public FileBackedDataset {
                       ": cannot read the image (missing, corrupt or not an image format "
                       "OpenCV reads); remove or replace it");
     if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
-    s.label = labels_[index];
+    s.label = label(index);
     return s;
   }
   bool has_labels() const override { return has_labels_; }
-  int64_t label(size_t index) const override { return labels_.at(index); }
+  int64_t label(size_t index) const override {
+    const auto& set = label_sets_.at(index);
+    return set.empty() ? -1 : set.front();
+  }
+  std::vector<int64_t> labels_of(size_t index) const override { return label_sets_.at(index); }
   std::string describe() const override { return description_; }
   std::string file(size_t index) const override { return files_.at(index); }
 
  private:
   std::vector<std::string> files_;
-  std::vector<int64_t> labels_;
+  std::vector<std::vector<int64_t>> label_sets_;
   bool color_;
   std::string description_;
   bool has_labels_;
@@ -72,7 +76,17 @@ nlohmann::json image_files_properties() {
 std::shared_ptr<Dataset> image_files_dataset(std::vector<std::string> files,
                                              std::vector<int64_t> labels, bool color,
                                              std::string description, bool has_labels) {
-  return std::make_shared<ImageFilesDataset>(std::move(files), std::move(labels), color,
+  std::vector<std::vector<int64_t>> sets;
+  sets.reserve(labels.size());
+  for (const int64_t l : labels) sets.push_back(l < 0 ? std::vector<int64_t>{} : std::vector{l});
+  return image_files_dataset(std::move(files), std::move(sets), color, std::move(description),
+                             has_labels);
+}
+
+std::shared_ptr<Dataset> image_files_dataset(std::vector<std::string> files,
+                                             std::vector<std::vector<int64_t>> label_sets,
+                                             bool color, std::string description, bool has_labels) {
+  return std::make_shared<ImageFilesDataset>(std::move(files), std::move(label_sets), color,
                                              std::move(description), has_labels);
 }
 

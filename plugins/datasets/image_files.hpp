@@ -27,4 +27,11 @@ std::shared_ptr<Dataset> image_files_dataset(std::vector<std::string> files,
                                              std::vector<int64_t> labels, bool color,
                                              std::string description, bool has_labels = true);
 
+/// The same with every label of each file (several for multi-label data, ascending); a file's
+/// label() is its first.
+std::shared_ptr<Dataset> image_files_dataset(std::vector<std::string> files,
+                                             std::vector<std::vector<int64_t>> label_sets,
+                                             bool color, std::string description,
+                                             bool has_labels = true);
+
 }  // namespace runner::data

@@ -9,8 +9,10 @@ namespace {
 
 class MacroF1 final : public Metric {
  public:
+  explicit MacroF1(double threshold) : threshold_(threshold) {}
   std::string name() const override { return "macro_f1"; }
   double compute(const torch::Tensor& logits, const torch::Tensor& labels) const override {
+    if (labels.dim() == 2) return multilabel(logits, labels);
     check_metric_inputs("macro_f1", logits, labels);
     const int64_t classes = logits.size(1);
     const torch::Tensor predicted = logits.argmax(1);
@@ -25,6 +27,22 @@ class MacroF1 final : public Metric {
         (2 * tp / (support + predicted_count).clamp_min(1)).masked_select(present);
     return f1.mean().item<double>();
   }
+
+ private:
+  // task: multilabel: each class's F1 over the images at the threshold, the same classes kept.
+  double multilabel(const torch::Tensor& logits, const torch::Tensor& targets) const {
+    check_multilabel_inputs("macro_f1", logits, targets);
+    const torch::Tensor predicted = multilabel_predictions(logits, threshold_);
+    const torch::Tensor truth = targets > 0.5;
+    const torch::Tensor tp = predicted.logical_and(truth).sum(0).to(torch::kDouble);
+    const torch::Tensor count =
+        (predicted.sum(0) + truth.sum(0)).to(torch::kDouble);  // 2TP + FP + FN
+    const torch::Tensor present = count > 0;
+    if (!present.any().item<bool>()) return 0.0;
+    return (2 * tp / count.clamp_min(1)).masked_select(present).mean().item<double>();
+  }
+
+  double threshold_;
 };
 
 }  // namespace
@@ -32,8 +50,10 @@ class MacroF1 final : public Metric {
 void add_macro_f1_metric(Registry<MetricFactory>& registry) {
   registry.add(
       "macro_f1",
-      [](const nlohmann::json&) -> std::shared_ptr<Metric> { return std::make_shared<MacroF1>(); },
-      schemas::metric(nlohmann::json::object()),
+      [](const nlohmann::json& params) -> std::shared_ptr<Metric> {
+        return std::make_shared<MacroF1>(params.at("threshold").get<double>());
+      },
+      schemas::metric(threshold_property()),
       "mean over classes of F1 = 2TP / (2TP + FP + FN), classes seen in labels or predictions");
 }
 

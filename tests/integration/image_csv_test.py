@@ -7,7 +7,8 @@
 - labels as class indices; paths relative to data.dataset.root; a test CSV without labels gives
   one prediction per row;
 - refused by validate, --dry-run and run in one line naming the CSV and its line: a missing
-  image, a missing column, a row with several labels, a test row of an unknown class.
+  image, a missing column, a test row of an unknown class; a row with several labels in a
+  single-label run (set task: multilabel).
 Usage: image_csv_test.py RUNNER SOURCE_DIR   (/usr/bin/python3 with Debian's python3-opencv)
 """
 import csv
@@ -148,8 +149,9 @@ def main():
         ("path,label\nblank/00.png,blank\nblank/99.png,blank\n", "", "bad.csv:3: ",
          "blank/99.png does not exist"),
         ("file,label\nblank/00.png,blank\n", "", "bad.csv:1: ", "no column 'path'"),
-        ("path,label\nblank/00.png,blank\nblank/01.png,blank circle\n", "", "bad.csv:3: ",
-         "names several classes"),
+        ("path,label\nblank/00.png,blank\nblank/01.png,blank circle\n", "", "bad.yaml:",
+         "blank/01.png: blank and circle), but the run trains one class per image: set task: "
+         "multilabel"),
         ("path,label\nblank/00.png,blank\nblank/01.png,circle\n", "path,label\nblank/02.png,star\n",
          "test.csv:2: ", "label 'star' is not a class of the training CSV"),
     )

@@ -395,13 +395,86 @@ bool user_set(const json& doc, const SourceMap& marks, const std::string& pointe
   return user_set_below(doc.at(where), schema, marks, pointer);
 }
 
+// The keys task: multilabel gives defaults of its own, as pointers.
+const std::vector<std::string>& task_default_keys() {
+  static const std::vector<std::string> keys = {"/loss", "/metrics", "/train/best/metric",
+                                                "/predict/format"};
+  return keys;
+}
+
+// task: multilabel's defaults for the keys `written` (before the schema's defaults were filled
+// in: in the file, an included file or a --set; a run folder's config.yaml has them all) does
+// not hold: the bce loss, the multi-label metrics with best.pt by map, csv predictions.
+void apply_task_defaults(json& doc, const std::set<std::string>& written) {
+  if (doc.value("task", "") != "multilabel") return;
+  const auto unset = [&](const std::string& key) { return written.count(key) == 0; };
+  if (unset("/loss")) doc["loss"] = {{"name", "bce"}};
+  if (unset("/metrics"))
+    doc["metrics"] =
+        json::array({{{"name", "map"}}, {{"name", "micro_f1"}}, {{"name", "macro_f1"}}});
+  if (unset("/train/best/metric")) doc["train"]["best"]["metric"] = "map";
+  if (unset("/predict/format")) doc["predict"]["format"] = "csv";
+}
+
+// What task: multilabel needs of the other keys, and what only it takes.
+void check_task_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
+  const bool multilabel = doc.value("task", "") == "multilabel";
+  static const std::set<std::string> multilabel_metrics = {"map", "micro_f1", "macro_f1", "loss"};
+  for (size_t i = 0; i < doc.at("metrics").size(); ++i) {
+    const json& m = doc.at("metrics").at(i);
+    const std::string name = m.value("name", "");
+    const std::string at = "/metrics/" + std::to_string(i);
+    if (multilabel && multilabel_metrics.count(name) == 0)
+      issues.push_back({marks.value_mark(at + "/name"), "metrics",
+                        name + " is a single-label metric; task: multilabel takes map, micro_f1, "
+                               "macro_f1 and loss"});
+    if (!multilabel && (name == "map" || name == "micro_f1"))
+      issues.push_back({marks.value_mark(at + "/name"), "metrics",
+                        name + " scores multi-label predictions: set task: multilabel, or use "
+                               "accuracy or macro_f1"});
+    // (A resolved config spells the default out: only another value is refused.)
+    if (!multilabel && marks.written(at + "/threshold") && m.value("threshold", 0.5) != 0.5)
+      issues.push_back({marks.value_mark(at + "/threshold"), "metrics",
+                        name + "'s threshold applies to task: multilabel (a single-label run "
+                               "predicts the argmax): drop it"});
+  }
+  if (!multilabel) return;
+  const auto refuse = [&](const std::string& pointer, const std::string& key,
+                          const std::string& why) {
+    issues.push_back({marks.value_mark(pointer), key, why});
+  };
+  if (doc.at("loss").value("name", "") != "bce")
+    refuse("/loss/name", "loss",
+           "task: multilabel trains each class as its own yes/no: set loss: {name: bce}");
+  const json& mixup = doc.at("train").at("mixup");
+  if (mixup.value("mixup_alpha", 0.0) > 0 || mixup.value("cutmix_alpha", 0.0) > 0 ||
+      !mixup.value("cutmix_minmax", json()).is_null())
+    refuse("/train/mixup", "train.mixup", "is not built for task: multilabel: switch it off");
+  if (doc.at("data").at("sampler") != "shuffle")
+    refuse("/data/sampler", "data.sampler",
+           "balances single-label classes; with task: multilabel use shuffle (and loss.pos_weight "
+           "for rare classes)");
+  if (doc.at("predict").at("format") == "kaggle")
+    refuse("/predict/format", "predict.format",
+           "kaggle writes one label per image; task: multilabel writes csv");
+  const std::string device = doc.at("data").at("device").get<std::string>();
+  if (device == "cpu" || device == "cuda")
+    refuse("/data/device", "data.device",
+           "task: multilabel's multi-hot targets are made by the loader: set data.device: loader "
+           "or auto");
+}
+
 void validate_experiment(json& doc, const SourceMap& marks) {
   std::vector<ConfigIssue> issues;
   const json& schema = experiment_schema();
   validate_against_schema(doc, schema, marks, "", issues);
   if (issues.empty()) {
+    std::set<std::string> written;
+    for (const std::string& key : task_default_keys())
+      if (doc.contains(json::json_pointer(key))) written.insert(key);
     turn_on_written_sections(doc, schema);
     apply_schema_defaults(doc, schema);
+    apply_task_defaults(doc, written);
   }
 
   for_each_plugin_section(doc, [&](const PluginSection& section, const std::string& pointer,
@@ -437,6 +510,8 @@ void validate_experiment(json& doc, const SourceMap& marks) {
     node = params;
   });
 
+  // What the task takes comes first: a wrong metric for it is said as such, not as best's.
+  if (issues.empty()) check_task_keys(doc, marks, issues);
   if (issues.empty()) {
     // Cross-field checks that a schema cannot express.
     const json& best = doc["train"]["best"];

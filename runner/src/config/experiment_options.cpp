@@ -64,6 +64,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   ExperimentOptions o;
   o.name = get<std::string>(doc, "name");
   o.seed = get<uint64_t>(doc, "seed");
+  o.multilabel = get<std::string>(doc, "task") == "multilabel";
   o.log_level = get<std::string>(doc, "log_level");
   o.precision = parse_precision(get<std::string>(doc, "precision"));
 
@@ -98,6 +99,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   if (const nlohmann::json& weights = doc.at("data").at("sampler_weights"); weights.is_array())
     d.sampler_weights = weights.get<std::vector<double>>();
   d.samples_per_epoch = optional<size_t>(doc, "data.samples_per_epoch");
+  d.multi_hot = o.multilabel;
 
   TrainOptions& t = o.train;
   t.epochs = get<int64_t>(doc, "train.epochs");

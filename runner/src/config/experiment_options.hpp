@@ -54,6 +54,7 @@ struct DataOptions {
   std::string sampler = "shuffle";          ///< data.sampler: shuffle, balanced, weighted
   std::vector<double> sampler_weights;      ///< data.sampler_weights, per class (weighted)
   std::optional<size_t> samples_per_epoch;  ///< data.samples_per_epoch, over all processes
+  bool multi_hot = false;  ///< task: multilabel: batches carry every label as multi-hot targets
 };
 
 /// `train.auto_batch`: the search for `train.batch_size: auto`.
@@ -167,6 +168,7 @@ struct OutputOptions {
 struct ExperimentOptions {
   std::string name;
   uint64_t seed = 42;
+  bool multilabel = false;  ///< task: multilabel (else classification)
   std::string log_level = "info";
   Precision precision = Precision::kFp32;
   LaunchOptions launch;

@@ -11,9 +11,10 @@ std::vector<double> class_sampling_weights(const Dataset& train, int64_t num_cla
                                            const std::vector<std::string>& class_names) {
   const auto classes = static_cast<size_t>(num_classes);
   if (!class_shares.empty() && class_shares.size() != classes)
-    throw ConfigError(fmt::format("{} weights for {} classes: give one per class, in the order "
-                                  "of the class indices",
-                                  class_shares.size(), classes));
+    throw ConfigError(
+        fmt::format("{} weights for {} classes: give one per class, in the order "
+                    "of the class indices",
+                    class_shares.size(), classes));
   std::vector<size_t> count(classes, 0);
   std::vector<int64_t> labels(train.size());
   for (size_t i = 0; i < train.size(); ++i) {
@@ -53,8 +54,8 @@ std::shared_ptr<const std::vector<double>> training_sampling_weights(
     const DatasetSplits& splits) {
   if (sampler == "shuffle" || !splits.train) return nullptr;
   return std::make_shared<const std::vector<double>>(class_sampling_weights(
-      *splits.train, splits.num_classes, sampler == "weighted" ? class_shares : std::vector<double>{},
-      splits.class_names));
+      *splits.train, splits.num_classes,
+      sampler == "weighted" ? class_shares : std::vector<double>{}, splits.class_names));
 }
 
 }  // namespace runner::data

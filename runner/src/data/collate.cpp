@@ -72,4 +72,22 @@ Batch collate(const std::vector<Sample>& samples, const std::vector<size_t>& ind
   return batch;
 }
 
+torch::Tensor multi_hot_targets(const Dataset& dataset, const torch::Tensor& indices,
+                                int64_t classes) {
+  const torch::Tensor rows = indices.to(torch::kLong).cpu().contiguous();
+  torch::Tensor targets = torch::zeros({rows.numel(), classes}, torch::kFloat);
+  auto t = targets.accessor<float, 2>();
+  const int64_t* index = rows.data_ptr<int64_t>();
+  for (int64_t i = 0; i < rows.numel(); ++i) {
+    for (const int64_t c : sample_labels(dataset, static_cast<size_t>(index[i]))) {
+      if (c < 0 || c >= classes)
+        throw DataError("sample " + std::to_string(index[i]) + " of " + dataset.describe() +
+                        " has label " + std::to_string(c) + ", outside the " +
+                        std::to_string(classes) + " classes");
+      t[i][c] = 1.0f;
+    }
+  }
+  return targets;
+}
+
 }  // namespace runner::data

@@ -5,7 +5,7 @@
 namespace runner::data {
 namespace {
 
-class SubsetDataset : public Dataset, public FileBackedDataset {
+class SubsetDataset : public Dataset, public FileBackedDataset, public MultiLabelDataset {
  public:
   SubsetDataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices, std::string description)
       : base_(std::move(base)), indices_(std::move(indices)), description_(std::move(description)) {
@@ -18,6 +18,9 @@ class SubsetDataset : public Dataset, public FileBackedDataset {
   int64_t label(size_t index) const override { return base_->label(indices_.at(index)); }
   std::string describe() const override { return description_; }
   std::string file(size_t index) const override { return sample_file(*base_, indices_.at(index)); }
+  std::vector<int64_t> labels_of(size_t index) const override {
+    return sample_labels(*base_, indices_.at(index));
+  }
 
  private:
   std::shared_ptr<Dataset> base_;
@@ -30,6 +33,13 @@ class SubsetDataset : public Dataset, public FileBackedDataset {
 std::string sample_file(const Dataset& dataset, size_t index) {
   const auto* files = dynamic_cast<const FileBackedDataset*>(&dataset);
   return files ? files->file(index) : std::string();
+}
+
+std::vector<int64_t> sample_labels(const Dataset& dataset, size_t index) {
+  if (const auto* several = dynamic_cast<const MultiLabelDataset*>(&dataset))
+    return several->labels_of(index);
+  const int64_t label = dataset.label(index);
+  return label < 0 ? std::vector<int64_t>{} : std::vector<int64_t>{label};
 }
 
 std::shared_ptr<Dataset> subset_dataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices,

@@ -142,7 +142,10 @@ Batch DataLoader::make_batch(size_t batch_number) const {
     throw DataError("no sample of batch " + std::to_string(batch_number) + " of " +
                     dataset_->describe() + " could be used (data.on_bad_image skip left out " +
                     std::to_string(end - begin) + "): check the files");
-  return collate(samples, indices, padding, options_.pin_memory);
+  Batch batch = collate(samples, indices, padding, options_.pin_memory);
+  if (options_.multi_hot_classes > 0)
+    batch.targets = multi_hot_targets(*dataset_, batch.indices, options_.multi_hot_classes);
+  return batch;
 }
 
 void DataLoader::worker_loop() {

@@ -1,4 +1,5 @@
 #include "output/best_evaluation.hpp"
+#include "runner/metrics/average_precision.hpp"
 #include "util/base64.hpp"
 
 #include <algorithm>
@@ -55,6 +56,33 @@ json confusion_summary(const torch::Tensor& logits, const std::vector<int64_t>& 
     names.push_back(class_name(class_names, c));
   }
   return {{"confusion_matrix", cm}, {"classes", names}, {"per_class", per_class}};
+}
+
+json multilabel_summary(const torch::Tensor& logits, const torch::Tensor& targets,
+                        const std::vector<std::string>& class_names) {
+  const torch::Tensor scores = logits.to(torch::kFloat).t().contiguous();
+  const torch::Tensor truth = (targets > 0.5).t().contiguous();
+  const torch::Tensor predicted = (scores.sigmoid() >= 0.5);
+  const int64_t n = logits.size(0);
+  json per_class = json::array(), names = json::array();
+  for (int64_t c = 0; c < logits.size(1); ++c) {
+    const double tp = predicted[c].logical_and(truth[c]).sum().item<double>();
+    const double predicted_c = predicted[c].sum().item<double>();
+    const double support = truth[c].sum().item<double>();
+    const float* s = scores[c].data_ptr<float>();
+    const torch::Tensor t = truth[c].to(torch::kFloat).contiguous();
+    const std::vector<float> score(s, s + n),
+        positive(t.data_ptr<float>(), t.data_ptr<float>() + n);
+    per_class.push_back(
+        {{"class", class_name(class_names, c)},
+         {"precision", predicted_c > 0 ? tp / predicted_c : 0.0},
+         {"recall", support > 0 ? tp / support : 0.0},
+         {"f1", predicted_c + support > 0 ? 2 * tp / (predicted_c + support) : 0.0},
+         {"support", static_cast<int64_t>(support)},
+         {"ap", support > 0 ? json(metrics::average_precision(score, positive)) : json(nullptr)}});
+    names.push_back(class_name(class_names, c));
+  }
+  return {{"classes", names}, {"per_class", per_class}, {"threshold", 0.5}};
 }
 
 json confident_mistakes(const torch::Tensor& logits, const std::vector<int64_t>& labels,

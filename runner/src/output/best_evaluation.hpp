@@ -19,6 +19,12 @@ namespace runner::output {
 nlohmann::json confusion_summary(const torch::Tensor& logits, const std::vector<int64_t>& labels,
                                  const std::vector<std::string>& class_names);
 
+/// task: multilabel: {"classes": [...], "per_class": [{"class", "precision", "recall", "f1",
+/// "support", "ap"}], "threshold": 0.5} for logits [N, C] against multi-hot `targets` [N, C]: a
+/// class predicted where its sigmoid probability is at least 0.5; ap its average precision.
+nlohmann::json multilabel_summary(const torch::Tensor& logits, const torch::Tensor& targets,
+                                  const std::vector<std::string>& class_names);
+
 /// The `count` misclassified samples with the highest softmax confidence, most confident first:
 /// [{"index", "true", "predicted", "confidence", "png" (base64 of the untransformed image),
 /// "file" (where the dataset reads files)}].

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <vector>
 
 #include "runner/error.hpp"
@@ -46,6 +47,24 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
+// The predicted classes of one row: the argmax, or (multi-label) every class at or above 0.5.
+std::vector<int64_t> predicted_classes(const float* probabilities, int64_t classes,
+                                       bool multilabel) {
+  if (!multilabel)
+    return {std::max_element(probabilities, probabilities + classes) - probabilities};
+  std::vector<int64_t> out;
+  for (int64_t c = 0; c < classes; ++c)
+    if (probabilities[c] >= 0.5f) out.push_back(c);
+  return out;
+}
+
+std::string joined(const std::vector<int64_t>& classes,
+                   const std::function<std::string(int64_t)>& text) {
+  std::string out;
+  for (const int64_t c : classes) out += (out.empty() ? "" : " ") + text(c);
+  return out;
+}
+
 }  // namespace
 
 size_t write_predictions(const torch::Tensor& logits, const std::string& format,
@@ -64,7 +83,9 @@ size_t write_predictions(const torch::Tensor& logits, const std::string& format,
       text += ids[static_cast<size_t>(sample(i))] + "," +
               std::to_string(labels[i].item<int64_t>()) + "\n";
   } else {
-    const auto probs = torch::softmax(logits, 1);
+    const auto probs = (names.multilabel ? torch::sigmoid(logits) : torch::softmax(logits, 1))
+                           .to(torch::kFloat)
+                           .contiguous();
     const bool files = std::any_of(names.files.begin(), names.files.end(),
                                    [](const std::string& f) { return !f.empty(); });
     const bool classes = !names.classes.empty();
@@ -73,14 +94,17 @@ size_t write_predictions(const torch::Tensor& logits, const std::string& format,
     text += "\n";
     auto p = probs.accessor<float, 2>();
     for (int64_t i = 0; i < logits.size(0); ++i) {
-      const int64_t label = labels[i].item<int64_t>();
+      const std::vector<int64_t> predicted = predicted_classes(
+          probs.data_ptr<float>() + i * logits.size(1), logits.size(1), names.multilabel);
       text += std::to_string(sample(i));
       if (files) text += "," + csv_field(names.files.at(static_cast<size_t>(sample(i))));
-      text += "," + std::to_string(label);
+      text += "," + joined(predicted, [](int64_t c) { return std::to_string(c); });
       if (classes)
-        text += "," + csv_field(label < static_cast<int64_t>(names.classes.size())
-                                    ? names.classes[static_cast<size_t>(label)]
-                                    : std::to_string(label));
+        text += "," + csv_field(joined(predicted, [&](int64_t c) {
+                  return c < static_cast<int64_t>(names.classes.size())
+                             ? names.classes[static_cast<size_t>(c)]
+                             : std::to_string(c);
+                }));
       for (int64_t c = 0; c < logits.size(1); ++c) text += fmt::format(",{:.6g}", p[i][c]);
       text += "\n";
     }
@@ -93,13 +117,16 @@ size_t write_file_predictions(const torch::Tensor& logits, const std::vector<int
                               const std::vector<std::string>& files,
                               const std::map<size_t, std::string>& errors,
                               const std::vector<std::string>& class_names,
-                              const std::filesystem::path& path) {
+                              const std::filesystem::path& path, bool multilabel) {
   const auto name = [&](int64_t c) {
     return c < static_cast<int64_t>(class_names.size()) ? class_names[static_cast<size_t>(c)]
                                                         : std::to_string(c);
   };
   const int64_t classes = logits.size(0) > 0 ? logits.size(1) : 0;
-  const torch::Tensor probs = logits.size(0) > 0 ? torch::softmax(logits, 1).contiguous() : logits;
+  const torch::Tensor probs = logits.size(0) == 0 ? logits
+                              : multilabel
+                                  ? torch::sigmoid(logits).to(torch::kFloat).contiguous()
+                                  : torch::softmax(logits, 1).to(torch::kFloat).contiguous();
   std::vector<int64_t> row_of(files.size(), -1);
   for (size_t r = 0; r < indices.size(); ++r) row_of.at(static_cast<size_t>(indices[r])) = r;
   std::string text = "path,class";
@@ -115,7 +142,7 @@ size_t write_file_predictions(const torch::Tensor& logits, const std::vector<int
       continue;
     }
     const float* p = probs.data_ptr<float>() + r * classes;
-    text += "," + csv_field(name(logits[r].argmax().item<int64_t>()));
+    text += "," + csv_field(joined(predicted_classes(p, classes, multilabel), name));
     for (int64_t c = 0; c < classes; ++c) text += fmt::format(",{:.6g}", p[c]);
     text += ",\n";
   }

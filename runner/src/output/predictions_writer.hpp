@@ -17,6 +17,9 @@ namespace runner::output {
 struct SampleNames {
   std::vector<std::string> files;
   std::vector<std::string> classes;
+  /// task: multilabel: sigmoid probabilities, and the label and class columns list every class
+  /// at or above 0.5 (space-separated) instead of the argmax.
+  bool multilabel = false;
 };
 
 /// Writes the predictions of `logits` [N, C] (dataset order) to `path` atomically, in `format`:
@@ -40,6 +43,6 @@ size_t write_file_predictions(const torch::Tensor& logits, const std::vector<int
                               const std::vector<std::string>& files,
                               const std::map<size_t, std::string>& errors,
                               const std::vector<std::string>& class_names,
-                              const std::filesystem::path& path);
+                              const std::filesystem::path& path, bool multilabel = false);
 
 }  // namespace runner::output

@@ -55,6 +55,9 @@ struct BestRecord {
   const data::Dataset* validation = nullptr;  ///< the split, for its images
   std::vector<std::string> class_names;
   std::vector<int64_t> indices;  ///< each row's sample of `validation` (empty: row i is sample i)
+  /// task: multilabel: float32 [N, C] multi-hot targets (labels then hold each row's first);
+  /// undefined for single-label runs.
+  torch::Tensor targets;
 };
 
 /// Training stopped by a signal, with its work saved (checkpoints/last.pt).

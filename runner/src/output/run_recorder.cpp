@@ -40,13 +40,15 @@ void RunRecorder::on_epoch(const EpochRecord& r) {
 
 void RunRecorder::on_best(const BestRecord& r) {
   if (!r.logits.defined() || r.logits.dim() != 2) return;
-  // The report's per-class table, confusion matrix and most confident mistakes.
-  json record = confusion_summary(r.logits, r.labels, r.class_names);
+  // The report's per-class table, confusion matrix and most confident mistakes (multi-label:
+  // the per-class table with each class's average precision).
+  json record = r.targets.defined() ? multilabel_summary(r.logits, r.targets, r.class_names)
+                                    : confusion_summary(r.logits, r.labels, r.class_names);
   record["epoch"] = r.epoch;
   record["metric"] = r.metric;
   record["value"] = r.value;
   metrics_.write("best", r.step, record);
-  if (!r.validation) return;
+  if (!r.validation || r.targets.defined()) return;
   const json examples =
       confident_mistakes(r.logits, r.labels, *r.validation, r.class_names, 24, r.indices);
   util::write_file_atomically((run_dir_ / "best_examples.json").string(), examples.dump() + "\n");

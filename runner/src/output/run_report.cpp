@@ -286,7 +286,29 @@ double number_field(const json& record, const char* key) {
   return it != record.end() && it->is_number() ? it->get<double>() : NAN;
 }
 
+// task: multilabel's best epoch: each class's precision, recall and F1 at the threshold, its
+// support (images with the class) and average precision; no confusion matrix (an image has
+// several classes).
+std::string multilabel_section(const json& best) {
+  std::string html = fmt::format(
+      R"(<section id="best-epoch"><h2>Best epoch {}: per class (multi-label, predicted at )"
+      R"(probability &ge; {})</h2><table id="per-class"><tr><th>class</th><th>precision</th>)"
+      R"(<th>recall</th><th>F1</th><th>support</th><th>AP</th></tr>)",
+      best.value("epoch", 0), metric_text(number_field(best, "threshold")));
+  for (const json& row : best.value("per_class", json::array()))
+    html +=
+        fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(row.value("class", "")), metric_text(number_field(row, "precision")),
+                    metric_text(number_field(row, "recall")), metric_text(number_field(row, "f1")),
+                    row.value("support", 0),
+                    row.value("ap", json()).is_number() ? metric_text(number_field(row, "ap"))
+                                                        : std::string("n/a"));
+  return html + "</table></section>";
+}
+
 std::string classification_section(const json& best, const json& examples) {
+  if (best.is_object() && best.contains("per_class") && !best.contains("confusion_matrix"))
+    return multilabel_section(best);
   if (!best.is_object() || !best.contains("confusion_matrix")) return "";
   const json& cm = best.at("confusion_matrix");
   const json names = best.value("classes", json::array());

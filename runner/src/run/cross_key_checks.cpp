@@ -77,6 +77,29 @@ void check_sampler(const config::Experiment& e, const train::RunParts& parts) {
   }
 }
 
+// A single-label run on data with several labels per image would train on each image's first.
+void check_labels_fit_task(const config::Experiment& e, const train::RunParts& parts) {
+  const auto& train = parts.splits.train;
+  if (e.options.multilabel || !train || !dynamic_cast<const data::MultiLabelDataset*>(train.get()))
+    return;
+  for (size_t i = 0; i < train->size(); ++i) {
+    const std::vector<int64_t> labels = data::sample_labels(*train, i);
+    if (labels.size() < 2) continue;
+    const std::string file = data::sample_file(*train, i);
+    const auto name = [&](int64_t c) {
+      const auto& names = parts.splits.class_names;
+      return c < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(c)]
+                                                    : std::to_string(c);
+    };
+    throw ConfigError(key_at(e, "/data/dataset") + "the dataset (" + parts.about.dataset +
+                      ") gives images several labels (" +
+                      (file.empty() ? "sample " + std::to_string(i) : file) + ": " +
+                      name(labels[0]) + " and " + name(labels[1]) +
+                      "), but the run trains one class per image: set task: multilabel, or "
+                      "give each image one label");
+  }
+}
+
 void check_validation(const config::Experiment& e, const train::RunParts& parts) {
   if (samples_in(parts.splits.val) > 0) return;
   const config::TrainOptions& train = e.options.train;
@@ -100,6 +123,7 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
   std::vector<std::string> warnings;
   const config::ExperimentOptions& o = e.options;
   if (context.training && !context.predict_input) {
+    check_labels_fit_task(e, parts);
     check_batches(e, parts, context);
     check_sampler(e, parts);
     if (o.train.mixup.enabled() && parts.loss && !losses::takes_soft_targets(*parts.loss))

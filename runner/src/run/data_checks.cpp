@@ -170,12 +170,16 @@ void check_split(const config::Experiment& e, const SplitToCheck& split) {
   check_sizes_meet(e, split, look.first_of_size);
 }
 
-// Samples of each class in `dataset` (labels outside [0, classes) left out).
+// Samples of each class in `dataset`, every label of a multi-label sample counted (labels
+// outside [0, classes) left out).
 std::vector<int64_t> class_counts(const data::Dataset* dataset, int64_t classes) {
   std::vector<int64_t> count(static_cast<size_t>(classes), 0);
+  const bool several = dynamic_cast<const data::MultiLabelDataset*>(dataset) != nullptr;
   for (size_t i = 0; dataset && dataset->has_labels() && i < dataset->size(); ++i) {
-    const int64_t label = dataset->label(i);
-    if (label >= 0 && label < classes) ++count[static_cast<size_t>(label)];
+    const std::vector<int64_t> labels =
+        several ? data::sample_labels(*dataset, i) : std::vector<int64_t>{dataset->label(i)};
+    for (const int64_t label : labels)
+      if (label >= 0 && label < classes) ++count[static_cast<size_t>(label)];
   }
   return count;
 }

@@ -80,7 +80,8 @@ void run_steps(const config::ExperimentOptions& o, const RankSetup& setup, train
         batch = loader->next();
       }
       torch::Tensor images = batch->images.to(setup.rank.device, true);
-      torch::Tensor targets = batch->labels.to(setup.rank.device, true);
+      torch::Tensor targets =
+          (batch->targets.defined() ? batch->targets : batch->labels).to(setup.rank.device, true);
       if (mixup && mixup->mixes_in(epoch)) {
         train::RngMixRandom random(train::Mixup::stream(o.seed, epoch, batch_number, 0, 1));
         const train::MixPlan plan =

@@ -33,6 +33,7 @@ void predict_split(train::Evaluator& evaluator, const RankSetup& setup,
     // Rows name the file and class where the dataset has them (image_folder, image_csv).
     output::SampleNames names;
     names.classes = parts.splits.class_names;
+    names.multilabel = evaluator.multilabel();
     for (size_t i = 0; i < dataset->size(); ++i)
       names.files.push_back(data::sample_file(*dataset, i));
     const size_t rows =
@@ -92,7 +93,7 @@ void predict_folder(train::Evaluator& evaluator, const RankSetup& setup,
             ? fs::path(options.predict_output)
             : fs::path(dir) / (fs::path(options.predict_input).filename().string() + ".csv");
     output::write_file_predictions(predicted.logits, predicted.indices, files, errors,
-                                   class_names(parts, options), path);
+                                   class_names(parts, options), path, evaluator.multilabel());
     spdlog::info("wrote {} predictions of the images in {} to {}", predicted.indices.size(),
                  options.predict_input, path.string());
     if (!errors.empty())

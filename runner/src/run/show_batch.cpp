@@ -42,6 +42,7 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
   lo.world_size = static_cast<size_t>(config::world_processes(o.launch));
   lo.rank = 0;
   lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
+  if (o.multilabel) lo.multi_hot_classes = parts.splits.num_classes;
   if (training) {  // the training loop's draws (data.sampler, data.samples_per_epoch)
     lo.samples_per_epoch = o.data.samples_per_epoch.value_or(0);
     lo.sampling_weights =
@@ -59,8 +60,9 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
   if (shown.class_names.empty())
     for (int64_t c = 0; c < classes; ++c) shown.class_names.push_back(std::to_string(c));
   torch::Tensor images = batch->images, labels = batch->labels;
-  torch::Tensor targets =
-      torch::one_hot(labels.clamp_min(0), classes).to(torch::kFloat);  // hard labels
+  torch::Tensor targets = batch->targets.defined()  // task: multilabel: every label
+                              ? batch->targets
+                              : torch::one_hot(labels.clamp_min(0), classes).to(torch::kFloat);
   if (training && o.train.mixup.enabled() && images.size(0) % 2 == 0) {
     // The training loop's mix of this batch: rank 0's stream of epoch 0, batch 0.
     const train::Mixup mixup(o.train.mixup, classes);
@@ -87,6 +89,16 @@ std::vector<std::string> captions(const ShownBatch& batch) {
       const auto c = static_cast<size_t>(indices[k].item<int64_t>());
       return c < batch.class_names.size() ? batch.class_names[c] : std::to_string(c);
     };
+    if (row.gt(0.999).sum().item<int64_t>() > 1) {  // multi-hot: every label of the image
+      std::string names;
+      for (int64_t c = 0; c < row.size(0); ++c)
+        if (row[c].item<double>() > 0.999)
+          names += (names.empty() ? "" : " + ") + (static_cast<size_t>(c) < batch.class_names.size()
+                                                       ? batch.class_names[static_cast<size_t>(c)]
+                                                       : std::to_string(c));
+      out.push_back(names);
+      continue;
+    }
     const double first = values[0].item<double>();
     const double second = values.size(0) > 1 ? values[1].item<double>() : 0.0;
     // One class where only one stands above the smoothing's floor (unmixed, or mixed with a

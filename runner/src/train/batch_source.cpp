@@ -27,8 +27,10 @@ std::optional<torch::Device> resolve_data_device(
                         ": set data.device: cpu, auto or loader");
     return rank.device;
   }
-  // data.on_bad_image skip leaves samples out as the loader makes batches.
-  if (!rank.device.is_cuda() || !parts.splits.train || data.on_bad_image == "skip")
+  // data.on_bad_image skip leaves samples out as the loader makes batches; multi-hot targets
+  // are made by the loader.
+  if (!rank.device.is_cuda() || !parts.splits.train || data.on_bad_image == "skip" ||
+      data.multi_hot)
     return std::nullopt;
   const data::ResidentChoice chosen =
       data::choose_resident(*parts.splits.train,
@@ -74,6 +76,7 @@ data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
   lo.world_size = static_cast<size_t>(rank_.world->world_size());
   lo.pin_memory = rank_.device.is_cuda();
   lo.skip_bad_images = data_.on_bad_image == "skip";
+  if (data_.multi_hot) lo.multi_hot_classes = parts_.splits.num_classes;
   if (training) {
     lo.samples_per_epoch = data_.samples_per_epoch.value_or(0);
     lo.sampling_weights = sampling_weights_;

@@ -1,5 +1,7 @@
 #include "train/evaluator.hpp"
 
+#include "data/batch.hpp"
+
 #include <cmath>
 
 #include <spdlog/spdlog.h>
@@ -18,6 +20,7 @@ EvaluationViews evaluation_views(const config::ExperimentOptions& options) {
   EvaluationViews views;
   views.predict = options.predict.tta;
   if (options.train.eval_tta) views.validate = options.predict.tta;
+  views.multilabel = options.multilabel;
   return views;
 }
 
@@ -78,7 +81,7 @@ Predictions Evaluator::infer(const std::shared_ptr<data::Dataset>& dataset,
       c10::InferenceMode inference;
       AutocastGuard autocast(rank_.precision, rank_.device);
       logits = tta_logits([&](const torch::Tensor& images) { return model.forward(images); },
-                          batch->images.to(rank_.device, true), views)
+                          batch->images.to(rank_.device, true), views, views_.multilabel)
                    .to(torch::kFloat);
     }
     logits = logits.clone();
@@ -120,7 +123,12 @@ Evaluation Evaluator::evaluate() {
                 std::to_string(out.labels.size()) + " validation samples");
   out.skipped = static_cast<int64_t>(val->size() - out.labels.size());
   out.indices = std::move(predictions.indices);
-  const torch::Tensor labels = torch::tensor(out.labels, torch::kInt64);
+  torch::Tensor labels = torch::tensor(out.labels, torch::kInt64);
+  if (views_.multilabel) {  // every label of each sample, as the loss and the metrics take them
+    out.targets =
+        data::multi_hot_targets(*val, torch::tensor(out.indices, torch::kLong), out.logits.size(1));
+    labels = out.targets;
+  }
   out.metrics["loss"] = parts_.loss->compute(out.logits, labels).item<double>();
   for (const auto& m : parts_.metrics) out.metrics[m->name()] = m->compute(out.logits, labels);
   return out;

@@ -21,9 +21,12 @@ using MetricValues = std::map<std::string, double>;
 
 /// One evaluation of the validation split.
 struct Evaluation {
-  MetricValues metrics;          ///< empty without a validation split
-  torch::Tensor logits;          ///< float32 [N, C] on the CPU, dataset order
-  std::vector<int64_t> labels;   ///< the split's labels, dataset order
+  MetricValues metrics;         ///< empty without a validation split
+  torch::Tensor logits;         ///< float32 [N, C] on the CPU, dataset order
+  std::vector<int64_t> labels;  ///< the split's labels, dataset order (multi-label: the first)
+  /// task: multilabel: float32 [N, C] multi-hot, every label of each row's sample; undefined
+  /// otherwise.
+  torch::Tensor targets;
   std::vector<int64_t> indices;  ///< each row's sample (data.on_bad_image skip leaves some out)
   int64_t skipped = 0;           ///< samples data.on_bad_image skip left out of it
 };
@@ -39,6 +42,7 @@ struct Predictions {
 struct EvaluationViews {
   std::vector<config::TtaView> predict;   ///< predict.tta
   std::vector<config::TtaView> validate;  ///< predict.tta with train.eval_tta, else none
+  bool multilabel = false;  ///< views average sigmoid probabilities (task: multilabel)
 };
 
 /// What `options`' predict.tta and train.eval_tta ask of each pass.
@@ -62,6 +66,9 @@ class Evaluator {
   /// The validation metrics of the current weights (a collective), from logits averaged over
   /// the validate views; empty without a validation split.
   Evaluation evaluate();
+
+  /// task: multilabel: logits are per-class yes/no scores (sigmoid), not a softmax.
+  bool multilabel() const { return views_.multilabel; }
 
  private:
   Predictions infer(const std::shared_ptr<data::Dataset>& dataset,

@@ -21,13 +21,21 @@ torch::Tensor tta_view(const config::TtaView& view, const torch::Tensor& images)
 }
 
 torch::Tensor tta_logits(const std::function<torch::Tensor(const torch::Tensor&)>& forward,
-                         const torch::Tensor& images, const std::vector<config::TtaView>& views) {
+                         const torch::Tensor& images, const std::vector<config::TtaView>& views,
+                         bool multilabel) {
   if (views.empty()) return forward(images);
-  torch::Tensor sum = forward(images).to(torch::kFloat).softmax(1);
-  for (const config::TtaView& view : views)
-    sum = sum + forward(tta_view(view, images)).to(torch::kFloat).softmax(1);
-  // The smallest normal float keeps a class no view gave any probability finite for the loss.
-  return (sum / static_cast<double>(views.size() + 1)).clamp_min(1.17549435e-38f).log();
+  const auto probabilities = [&](const torch::Tensor& x) {
+    const torch::Tensor logits = forward(x).to(torch::kFloat);
+    return multilabel ? logits.sigmoid() : logits.softmax(1);
+  };
+  torch::Tensor sum = probabilities(images);
+  for (const config::TtaView& view : views) sum = sum + probabilities(tta_view(view, images));
+  const torch::Tensor mean = sum / static_cast<double>(views.size() + 1);
+  // logit(p) = log p - log(1 - p); the smallest normal float keeps a probability of 0 (or, for
+  // sigmoid, 1) finite for the loss.
+  constexpr float kTiny = 1.17549435e-38f;
+  if (multilabel) return mean.clamp_min(kTiny).log() - (1 - mean).clamp_min(kTiny).log();
+  return mean.clamp_min(kTiny).log();
 }
 
 }  // namespace runner::train

@@ -15,9 +15,11 @@ namespace runner::train {
 /// resized bilinearly (align_corners false) to floor(size x scale + 0.5) on each side.
 torch::Tensor tta_view(const config::TtaView& view, const torch::Tensor& images);
 
-/// log(mean over the images and each view of softmax(forward(view))), float32 [B, classes].
-/// Without views, forward(images) itself.
+/// log(mean over the images and each view of softmax(forward(view))), float32 [B, classes];
+/// `multilabel`: logit(mean of sigmoid(forward(view))), each class on its own. Without views,
+/// forward(images) itself.
 torch::Tensor tta_logits(const std::function<torch::Tensor(const torch::Tensor&)>& forward,
-                         const torch::Tensor& images, const std::vector<config::TtaView>& views);
+                         const torch::Tensor& images, const std::vector<config::TtaView>& views,
+                         bool multilabel = false);
 
 }  // namespace runner::train

@@ -258,7 +258,9 @@ TrainingLoop::EpochResult TrainingLoop::train_epoch() {
 std::pair<torch::Tensor, torch::Tensor> TrainingLoop::training_batch(const data::Batch& batch,
                                                                      int64_t epoch) {
   torch::Tensor images = batch.images.to(rank_.device, /*non_blocking=*/true);
-  torch::Tensor labels = batch.labels.to(rank_.device, /*non_blocking=*/true);
+  // task: multilabel trains on the multi-hot targets (train.mixup is refused beside it).
+  torch::Tensor labels = (batch.targets.defined() ? batch.targets : batch.labels)
+                             .to(rank_.device, /*non_blocking=*/true);
   if (!mixup_) return {images, labels};
   // The batch's own stream: the same mix for the same (seed, epoch, batch, rank), resumed or not.
   RngMixRandom random(Mixup::stream(seed_, epoch, position_.batches_done, rank_.world->rank(),
@@ -370,7 +372,7 @@ void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {
     save("best", false);
     observer_.on_best({epoch, position_.optimizer_steps, best_.metric(), value, judged.logits,
                        judged.labels, parts_.splits.val.get(), parts_.splits.class_names,
-                       judged.indices});
+                       judged.indices, judged.targets});
     if (main)
       spdlog::info("new best {} {:.4f} at epoch {}: checkpoints/best.pt", best_.metric(), value,
                    epoch);

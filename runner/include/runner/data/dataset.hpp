@@ -47,6 +47,19 @@ class FileBackedDataset {
   virtual std::string file(size_t index) const = 0;
 };
 
+/// Implemented beside Dataset by a dataset whose samples may have several labels each
+/// (image_csv's "cat dog" labels, for task: multilabel); label(index) is the first of them.
+class MultiLabelDataset {
+ public:
+  virtual ~MultiLabelDataset() = default;
+  /// Every label of sample `index`, ascending, without repeats.
+  virtual std::vector<int64_t> labels_of(size_t index) const = 0;
+};
+
+/// Every label of sample `index` of `dataset`: a MultiLabelDataset's, else {label(index)} ({}
+/// for an unlabelled sample). Views pass the question on.
+std::vector<int64_t> sample_labels(const Dataset& dataset, size_t index);
+
 /// The file sample `index` of `dataset` comes from, when the dataset reads files and says so;
 /// "" otherwise. Views (data.limit, validation subsets) pass the question on.
 std::string sample_file(const Dataset& dataset, size_t index);
