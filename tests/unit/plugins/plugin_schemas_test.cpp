@@ -82,10 +82,14 @@ TEST(PluginSchemas, EveryFactoryWorksWithItsDefaults) {
                                   ->compute(logits, labels)
                                   .item<double>()))
         << name;
-  for (const auto& [name, entry] : r.metrics.entries())
-    EXPECT_TRUE(std::isfinite(
-        entry.factory(runner::test::with_defaults(entry.schema))->compute(logits, labels)))
+  // The multi-label metrics take multi-hot targets (task: multilabel), the others labels.
+  const auto multi_hot = torch::one_hot(labels, 4).to(torch::kFloat);
+  for (const auto& [name, entry] : r.metrics.entries()) {
+    const bool multilabel_only = name == "map" || name == "micro_f1";
+    EXPECT_TRUE(std::isfinite(entry.factory(runner::test::with_defaults(entry.schema))
+                                  ->compute(logits, multilabel_only ? multi_hot : labels)))
         << name;
+  }
 }
 
 }  // namespace
