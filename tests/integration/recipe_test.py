@@ -365,6 +365,18 @@ check(len(samples) == 16 and len(two_classes) >= 10 and
       all(abs(sum(s_["target"]) - 1) < 1e-5 for s_ in samples),
       f"mixup per element: samples show their two classes, weights summing to 1: "
       f"{[s_['caption'] for s_ in samples]}")
+# Each mixed sample says its own weight and its partner (issue 53, item 3): the caption
+# "a x0.70 + b x0.30" and the JSON's lam, mode and mixed_with give the target's two weights.
+mixed = [s_ for s_ in samples if s_["mode"] != "none" and s_["mixed_with"] != s_["label"]]
+check(mixed and all(
+    abs(s_["target"][s_["label"]] - s_["lam"]) < 1e-4 and
+    abs(s_["target"][s_["mixed_with"]] - (1 - s_["lam"])) < 1e-4 and
+    s_["mode"] == "mixup" and
+    s_["caption"] == f"{s_['label']} x{s_['lam']:.2f} + {s_['mixed_with']} x{1 - s_['lam']:.2f}"
+    for s_ in mixed), f"captions and JSON give each mix's weights: {mixed[:2]}")
+_, cut = show("--set", "train.mixup.cutmix_alpha=1.0", "--set", "train.mixup.mode=elem")
+check(any(s_["mode"] == "cutmix" and s_["caption"].endswith(" cutmix") for s_ in cut["samples"]),
+      f"cutmix is named: {[s_['caption'] for s_ in cut['samples']]}")
 _, again = show("--set", "train.mixup.mixup_alpha=0.8", "--set", "train.mixup.mode=elem")
 check(again == mixed_batch, "show-batch shows the same batch for the same seed")
 _, two_ranks = show("--set", "train.mixup.mixup_alpha=0.8", "--set", "train.mixup.mode=elem",

@@ -20,8 +20,9 @@ int command_show_batch(const Args& args) {
       "through data.train_transforms and train.mixup (mixed, erased, as rank 0 of the\n"
       "experiment's world gets it in epoch 1), the validation split through\n"
       "data.eval_transforms. Each image is rescaled over the batch's range to be visible and\n"
-      "captioned with its class, or its two mixed classes and their weights. Beside the PNG,\n"
-      "the same captions and every sample's target as JSON (FILE.json).");
+      "captioned with its class, or its two mixed classes and their weights ('3 x0.70 + 8\n"
+      "x0.30', 'cutmix' when boxed). Beside the PNG, FILE.json: the sampler, and each sample's\n"
+      "caption, label, split index, target, lam, mode (mixup, cutmix, none) and mixed_with.");
   add_run_flags(cl);
   add_config_dir_flag(cl);
   cl.flag("split", po::value<std::string>(), "train (default) or val")

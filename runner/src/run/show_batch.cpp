@@ -27,6 +27,25 @@ ShownBatch first_batch(const config::Experiment& experiment, const std::string& 
   return first_batch(parts, experiment.options, split, count);
 }
 
+namespace {
+
+// What `plan` did to each shown sample: its own image's weight, cutmix or mixup, and the label
+// of the image mixed in (timm mixes element i with element N-1-i in every mode).
+void describe_mix(const train::MixPlan& plan, const torch::Tensor& labels, ShownBatch& shown) {
+  const torch::Tensor all = labels.to(torch::kLong).cpu().contiguous();
+  const int64_t total = all.size(0);
+  for (size_t i = 0; i < shown.lam.size(); ++i) {
+    const double lam = plan.per_batch ? plan.batch_lam : plan.lam.at(i);
+    if (lam >= 1.0) continue;
+    const bool cutmix = plan.per_batch ? plan.batch_cutmix : plan.blend.at(i) == 1.0f;
+    shown.lam[i] = lam;
+    shown.mix_mode[i] = cutmix ? "cutmix" : "mixup";
+    shown.mixed_with[i] = all.data_ptr<int64_t>()[total - 1 - static_cast<int64_t>(i)];
+  }
+}
+
+}  // namespace
+
 ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOptions& o,
                        const std::string& split, int64_t count) {
   const bool training = split == "train";
@@ -63,6 +82,10 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
   torch::Tensor targets = batch->targets.defined()  // task: multilabel: every label
                               ? batch->targets
                               : torch::one_hot(labels.clamp_min(0), classes).to(torch::kFloat);
+  const int64_t n = std::min<int64_t>(count, images.size(0));
+  shown.lam.assign(static_cast<size_t>(n), 1.0);
+  shown.mix_mode.assign(static_cast<size_t>(n), "none");
+  shown.mixed_with.assign(static_cast<size_t>(n), -1);
   if (training && o.train.mixup.enabled() && images.size(0) % 2 == 0) {
     // The training loop's mix of this batch: rank 0's stream of epoch 0, batch 0.
     const train::Mixup mixup(o.train.mixup, classes);
@@ -71,8 +94,8 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
     const train::MixPlan plan =
         mixup.draw(random, images.size(0), images.size(2), images.size(3), mixup.mixes_in(0));
     std::tie(images, targets) = mixup.apply(plan, images, labels);
+    describe_mix(plan, labels, shown);
   }
-  const int64_t n = std::min<int64_t>(count, images.size(0));
   shown.images = images.slice(0, 0, n).to(torch::kFloat).contiguous();
   shown.targets = targets.slice(0, 0, n).to(torch::kFloat).contiguous();
   shown.labels = batch->labels.slice(0, 0, n).to(torch::kLong).cpu().contiguous();
@@ -82,32 +105,30 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
 
 std::vector<std::string> captions(const ShownBatch& batch) {
   std::vector<std::string> out;
+  const auto name = [&](int64_t c) {
+    return c >= 0 && static_cast<size_t>(c) < batch.class_names.size()
+               ? batch.class_names[static_cast<size_t>(c)]
+               : std::to_string(c);
+  };
   for (int64_t i = 0; i < batch.targets.size(0); ++i) {
     const torch::Tensor row = batch.targets[i];
-    const auto [values, indices] = row.topk(std::min<int64_t>(2, row.size(0)));
-    const auto name = [&](int64_t k) {
-      const auto c = static_cast<size_t>(indices[k].item<int64_t>());
-      return c < batch.class_names.size() ? batch.class_names[c] : std::to_string(c);
-    };
     if (row.gt(0.999).sum().item<int64_t>() > 1) {  // multi-hot: every label of the image
       std::string names;
       for (int64_t c = 0; c < row.size(0); ++c)
-        if (row[c].item<double>() > 0.999)
-          names += (names.empty() ? "" : " + ") + (static_cast<size_t>(c) < batch.class_names.size()
-                                                       ? batch.class_names[static_cast<size_t>(c)]
-                                                       : std::to_string(c));
+        if (row[c].item<double>() > 0.999) names += (names.empty() ? "" : " + ") + name(c);
       out.push_back(names);
       continue;
     }
-    const double first = values[0].item<double>();
-    const double second = values.size(0) > 1 ? values[1].item<double>() : 0.0;
-    // One class where only one stands above the smoothing's floor (unmixed, or mixed with a
-    // partner of the same class).
-    if (second - row.min().item<double>() < 1e-6) {
-      out.push_back(name(0));
-    } else {
-      out.push_back(fmt::format("{} {:.2f} + {} {:.2f}", name(0), first, name(1), second));
+    const auto s = static_cast<size_t>(i);
+    const int64_t label = batch.labels[i].item<int64_t>();
+    // Unmixed, or mixed with an image of its own class: the class alone.
+    if (batch.mix_mode.empty() || batch.mix_mode[s] == "none" || batch.mixed_with[s] == label) {
+      out.push_back(name(label));
+      continue;
     }
+    out.push_back(fmt::format("{} x{:.2f} + {} x{:.2f}{}", name(label), batch.lam[s],
+                              name(batch.mixed_with[s]), 1 - batch.lam[s],
+                              batch.mix_mode[s] == "cutmix" ? " cutmix" : ""));
   }
   return out;
 }
@@ -118,10 +139,16 @@ nlohmann::json batch_description(const ShownBatch& batch) {
   for (int64_t i = 0; i < batch.targets.size(0); ++i) {
     const torch::Tensor row = batch.targets[i].contiguous();
     std::vector<double> target(row.data_ptr<float>(), row.data_ptr<float>() + row.numel());
-    samples.push_back({{"caption", text[static_cast<size_t>(i)]},
-                       {"label", batch.labels[i].item<int64_t>()},
-                       {"index", batch.indices[i].item<int64_t>()},
-                       {"target", target}});
+    const auto s = static_cast<size_t>(i);
+    nlohmann::json sample = {{"caption", text[s]},
+                             {"label", batch.labels[i].item<int64_t>()},
+                             {"index", batch.indices[i].item<int64_t>()},
+                             {"target", target},
+                             {"lam", s < batch.lam.size() ? batch.lam[s] : 1.0},
+                             {"mode", s < batch.mix_mode.size() ? batch.mix_mode[s] : "none"}};
+    if (s < batch.mixed_with.size() && batch.mixed_with[s] >= 0)
+      sample["mixed_with"] = batch.mixed_with[s];
+    samples.push_back(std::move(sample));
   }
   return {{"samples", samples},
           {"sampler", batch.sampler},
