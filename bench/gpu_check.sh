@@ -199,6 +199,12 @@ for device in loader cuda; do
   tail -1 "$RESULTS"
 done
 
+# Issue 52: model.grad_checkpointing's GPU memory saved (the CUDA caching allocator's peak).
+say "grad checkpointing on cuda: convnext_small and resnet50, 224 px, batch 64"
+DEVICE=cuda REPS=1 RUNNER="$RUNNER" PYTHON="$PY" OUT="$BUILD/grad_checkpointing" \
+  SPECS="convnext_small 224 64 20; resnet50 224 64 20" bench/grad_checkpointing.sh ||
+  echo "grad checkpointing bench FAILED"
+
 say "results (images/s excludes the first 3 steps; peak = CUDA caching allocator's peak)"
 $PY - "$RESULTS" <<'PYEOF'
 import sys

@@ -6,6 +6,7 @@
 #include "layers.hpp"
 #include "models.hpp"
 #include "runner/models/compute_copies.hpp"
+#include "runner/models/grad_checkpoint.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/layer_decay.hpp"
 
@@ -45,7 +46,18 @@ class ConvNextBlockImpl : public torch::nn::Module {
     return torch::conv2d(x, compute_weight(conv->weight), compute_weight(conv->bias));
   }
 
+  /// model.grad_checkpointing: recompute this block in backward instead of keeping its
+  /// activations.
+  void set_checkpointing(bool on) { checkpointing_ = on; }
+
   torch::Tensor forward(torch::Tensor x) {
+    if (checkpointing_ && checkpoint_applies(*this))
+      return checkpoint(body_, x, parameters(), buffers());
+    return compute(x);
+  }
+
+ private:
+  torch::Tensor compute(torch::Tensor x) {
     torch::Tensor shortcut = x;
     x = depthwise_conv2d(x, conv_dw_->weight, conv_dw_->bias);
     // The MLP holds nearly all the weights: under bf16 autocast it reads their kept bf16 copies.
@@ -62,7 +74,8 @@ class ConvNextBlockImpl : public torch::nn::Module {
     return drop_path(x, drop_path_rate_, is_training()) + shortcut;
   }
 
- private:
+  bool checkpointing_ = false;
+  const CheckpointBody body_ = [this](const torch::Tensor& x) { return compute(x); };
   bool conv_mlp_;
   double drop_path_rate_;
   torch::Tensor gamma_;
@@ -168,6 +181,13 @@ class ConvNext : public Model, public optim::GroupsLayers {
   torch::nn::Linear head_fc_{nullptr};
 };
 
+// The shared keys' extras: timm's drop_rate and grad checkpointing.
+nlohmann::json convnext_properties() {
+  nlohmann::json properties = drop_rate_property();
+  properties.update(grad_checkpointing_property());
+  return properties;
+}
+
 }  // namespace
 
 void register_convnext(Registry<ModelFactory>& registry) {
@@ -188,10 +208,13 @@ void register_convnext(Registry<ModelFactory>& registry) {
     registry.add(
         name,
         [spec](const nlohmann::json& params) -> std::shared_ptr<Model> {
-          return std::make_shared<ConvNext>(spec, model_options_from(params),
-                                            drop_rate_from(params));
+          auto model =
+              std::make_shared<ConvNext>(spec, model_options_from(params), drop_rate_from(params));
+          set_block_checkpointing<ConvNextBlockImpl>(*model,
+                                                     params.value("grad_checkpointing", false));
+          return model;
         },
-        model_params_schema(drop_rate_property()), help);
+        model_params_schema(convnext_properties()), help);
   }
 }
 

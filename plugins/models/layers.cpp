@@ -57,4 +57,23 @@ nlohmann::json drop_rate_property() {
 
 double drop_rate_from(const nlohmann::json& params) { return params.value("drop_rate", 0.0); }
 
+nlohmann::json no_grad_checkpointing_property(const std::string& why) {
+  return {{"grad_checkpointing",
+           {{"type", "boolean"},
+            {"enum", {false}},
+            {"default", false},
+            {"description", "Not for this model: " + why + "."},
+            {"x-runner-hint", why}}}};
+}
+
+nlohmann::json grad_checkpointing_property() {
+  return {{"grad_checkpointing",
+           {{"type", "boolean"},
+            {"default", false},
+            {"description",
+             "Recompute each block's activations in backward instead of keeping them (timm's "
+             "set_grad_checkpointing): less memory for one more forward of every block. The "
+             "same losses and gradients; BatchNorm statistics and dropout draws as without it."}}}};
+}
+
 }  // namespace runner::models

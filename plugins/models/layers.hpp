@@ -39,4 +39,18 @@ nlohmann::json drop_rate_property();
 /// model.drop_rate of a validated `model:` section (0 when absent).
 double drop_rate_from(const nlohmann::json& params);
 
+/// The schema of `grad_checkpointing` (timm's set_grad_checkpointing), as {"grad_checkpointing":
+/// {...}} for model_params_schema.
+nlohmann::json grad_checkpointing_property();
+
+/// The same key for a model that cannot recompute: only false, with `why` as the hint.
+nlohmann::json no_grad_checkpointing_property(const std::string& why);
+
+/// model.grad_checkpointing: every `Block` of `model` recomputes in backward (or not).
+template <class Block>
+void set_block_checkpointing(torch::nn::Module& model, bool on) {
+  for (const auto& m : model.modules(/*include_self=*/false))
+    if (auto* block = dynamic_cast<Block*>(m.get())) block->set_checkpointing(on);
+}
+
 }  // namespace runner::models

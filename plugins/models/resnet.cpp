@@ -5,6 +5,7 @@
 #include "layers.hpp"
 #include "models.hpp"
 #include "runner/models/batch_norm.hpp"
+#include "runner/models/grad_checkpoint.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/layer_decay.hpp"
 
@@ -62,7 +63,17 @@ class BlockImpl : public nn::Module {
     if (downsample) downsample_ = register_module("downsample", downsample);
   }
 
+  /// model.grad_checkpointing: recompute this block in backward instead of keeping its
+  /// activations.
+  void set_checkpointing(bool on) { checkpointing_ = on; }
+
   torch::Tensor forward(torch::Tensor x) {
+    if (checkpointing_ && checkpoint_applies(*this))
+      return checkpoint(body_, x, parameters(), buffers());
+    return compute(x);
+  }
+
+  torch::Tensor compute(torch::Tensor x) {
     torch::Tensor shortcut = downsample_ ? downsample_->forward(x) : x;
     x = torch::relu(bn1_(conv1_(x)));
     x = bn2_(conv2_(x));
@@ -77,6 +88,8 @@ class BlockImpl : public nn::Module {
   }
 
  private:
+  bool checkpointing_ = false;
+  const CheckpointBody body_ = [this](const torch::Tensor& x) { return compute(x); };
   bool bottleneck_;
   double drop_path_rate_;
   nn::Conv2d conv1_{nullptr}, conv2_{nullptr}, conv3_{nullptr};
@@ -171,9 +184,10 @@ class ResNet : public Model, public optim::GroupsLayers {
   nn::Linear fc_{nullptr};
 };
 
-// The shared keys' extras: timm's drop_rate and zero_init_last.
+// The shared keys' extras: timm's drop_rate, grad checkpointing and zero_init_last.
 nlohmann::json resnet_properties() {
   nlohmann::json properties = drop_rate_property();
+  properties.update(grad_checkpointing_property());
   properties["zero_init_last"] = {
       {"type", "boolean"},
       {"default", true},
@@ -198,9 +212,11 @@ void register_resnet(Registry<ModelFactory>& registry) {
     registry.add(
         name,
         [spec](const nlohmann::json& params) -> std::shared_ptr<Model> {
-          return std::make_shared<ResNet>(spec, model_options_from(params),
-                                          params.value("zero_init_last", true),
-                                          drop_rate_from(params));
+          auto model = std::make_shared<ResNet>(spec, model_options_from(params),
+                                                params.value("zero_init_last", true),
+                                                drop_rate_from(params));
+          set_block_checkpointing<BlockImpl>(*model, params.value("grad_checkpointing", false));
+          return model;
         },
         model_params_schema(resnet_properties()), help);
   }

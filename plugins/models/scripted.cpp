@@ -179,6 +179,16 @@ nlohmann::json scripted_params_schema() {
          {"description",
           "More timm.create_model arguments, e.g. {img_size: 56} for a vit: part of the cached "
           "model's key."}}},
+       {"grad_checkpointing",
+        {{"type", "boolean"},
+         {"enum", {false}},
+         {"default", false},
+         {"description",
+          "Not for timm/<name>: it runs as TorchScript, which cannot recompute in backward "
+          "(timm's set_grad_checkpointing does not script)."},
+         {"x-runner-hint",
+          "timm/<name> runs as TorchScript, which cannot recompute in backward (timm's "
+          "set_grad_checkpointing does not script): use a native convnext_* or resnet* for it"}}},
        {"drop_rate",
         {{"type", "number"},
          {"minimum", 0},

@@ -61,6 +61,9 @@ class SmallCnn : public Model {
 // to drop (it used to take drop_path_rate as its dropout: that key now refuses any rate).
 nlohmann::json small_cnn_properties() {
   nlohmann::json properties = drop_rate_property();
+  properties.update(no_grad_checkpointing_property(
+      "small_cnn has no blocks to recompute (and little to save): use convnext_* or resnet* "
+      "for grad checkpointing"));
   properties["drop_path_rate"] = {
       {"type", "number"},
       {"minimum", 0},

@@ -96,7 +96,7 @@ expect_output "in_chans: integer = 3"
 # A parameter most models share is described once, and each model names it.
 [ "$(grep -c "pretrained: boolean|string = false  Start from timm weights" <<<"$out")" = 1 ] ||
   { echo "FAIL: runner plugins models should describe the shared pretrained once"; failures=$((failures + 1)); }
-expect_output "+ shared: drop_path_rate, drop_rate, freeze, in_chans, init_from, init_from_weights, num_classes, pretrained"
+expect_output "+ shared: drop_path_rate, drop_rate, freeze, grad_checkpointing, in_chans, init_from, init_from_weights, num_classes, pretrained"
 expect_exit 0 "$runner" plugins --json
 /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert set(d)=={"datasets","transforms","models","optimizers","schedulers","losses","metrics","trackers"}, d.keys()' <<<"$out" || { echo "FAIL: plugins --json"; failures=$((failures+1)); }
 expect_exit 0 "$runner" env

@@ -241,6 +241,7 @@ std::string rewrite(const std::string& d, const json* v, const json* s, const js
     if (d.rfind("Failed to match against any enum", 0) == 0) {
       std::string out = "must be " + describe(*r, root) + got;
       if (v && v->is_string()) out += did_you_mean(v->get<std::string>(), enum_strings(*r));
+      if (r->contains("x-runner-hint")) out += ": " + r->at("x-runner-hint").get<std::string>();
       return out;
     }
     if (d.rfind("Failed to match expected value set by 'const'", 0) == 0)
