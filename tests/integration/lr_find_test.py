@@ -7,12 +7,15 @@
   suggested lr is Lightning's suggestion() computed here with torch.gradient on those columns;
   the output says to set optimizer.lr; no run folder appears under output.root;
 - sgd up to lr 1000 diverges: the test stops early, saying so in lr_find.json;
-- the same -o folder again (not empty), --min-lr above --max-lr, no experiment: exit 2, one line.
+- a full disk: one line naming the file, nothing half-written; an unwritable -o: one line;
+- the same -o folder again (not empty, its files byte for byte kept), --min-lr above --max-lr,
+  no experiment: exit 2, one line.
 Usage: lr_find_test.py RUNNER SOURCE_DIR   (with the Python of requirements.txt: torch)
 """
 import csv
 import json
 import os
+import subprocess
 import sys
 
 import torch
@@ -88,7 +91,33 @@ def main():
           record.get("steps_run", 60) < 60 and "lr-find stopped after" in text,
           f"sgd to lr 1000 stops early and says so: {record} {text[-600:]}")
 
-    # Refused in one line, exit 2.
+    # Where it cannot write: a full disk (a tiny tmpfs) fails in one line naming the file,
+    # leaving no half-written file; a folder under a plain file is refused before any step.
+    full = os.path.join(tmp, "full")
+    os.makedirs(full)
+    if os.getuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs",
+                                            full], capture_output=True).returncode == 0:
+        try:
+            code, text = run("lr-find", [yaml, "-o", os.path.join(full, "lr"), "--steps", "12"],
+                             expect=None, timeout=300)
+            errors = [t for t in text.splitlines() if "error" in t]
+            left = os.listdir(os.path.join(full, "lr")) if os.path.isdir(os.path.join(full, "lr")) \
+                else []
+            check(code == 1 and len(errors) == 1 and "No space left" in errors[0] and
+                  "lr_find" in errors[0] and not any(n.startswith(".") or ".tmp" in n for n in left),
+                  f"lr-find onto a full disk: one line naming the file, nothing half-written: "
+                  f"{code} {errors} {left}")
+        finally:
+            subprocess.run(["umount", full])
+    else:
+        print("note: the full-disk case needs root and a tmpfs mount: skipped")
+    plain_file = write(os.path.join(tmp, "plain_file"), "x")
+    code, text = run("lr-find", [yaml, "-o", os.path.join(plain_file, "lr")], expect=2)
+    check("cannot create" in text and "writable -o DIR" in text and
+          len(text.strip().splitlines()) == 1, f"an unwritable -o: one line: {text}")
+
+    # Refused in one line, exit 2; the folder that is not empty keeps its bytes.
+    before = {n: open(os.path.join(out, n), "rb").read() for n in os.listdir(out)}
     for args, says in (([yaml, "-o", out], "is not empty"),
                        ([yaml, "-o", os.path.join(tmp, "x"), "--min-lr", "1", "--max-lr", "0.1"],
                         "need 0 < min-lr < max-lr"),
@@ -96,6 +125,8 @@ def main():
         code, text = run("lr-find", args, expect=2)
         lines = [t for t in text.strip().splitlines() if t.strip()]
         check(says in text and len(lines) == 1, f"lr-find {args}: one line saying {says!r}: {text}")
+    check({n: open(os.path.join(out, n), "rb").read() for n in os.listdir(out)} == before,
+          "the refused -o folder is byte for byte as it was")
     finish()
 
 

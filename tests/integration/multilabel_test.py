@@ -8,7 +8,7 @@ classes ('circle bar'), trained with `task: multilabel` and nothing else set for
 - predictions.csv has sigmoid probabilities (rows need not sum to 1) and the label and class
   columns list every class at or above 0.5; report.html has the per-class table with AP;
 - runner predict --input gives multi-label rows too; export loads as ever (a timm state_dict);
-- refused at validate in one line: the same CSV without task (set task: multilabel), task
+- refused by validate, --dry-run and run in one line (no folder made): the same CSV without task (set task: multilabel), task
   multilabel with accuracy, with cross_entropy, and map in a single-label run.
 Usage: multilabel_test.py RUNNER SOURCE_DIR   (/usr/bin/python3 with Debian's python3-opencv)
 """
@@ -145,11 +145,15 @@ def main():
              (yaml, ["--set", "loss={name: cross_entropy}"], "set loss: {name: bce}", "loss"),
              (plain, ["--set", "metrics=[{name: map}]"], "map scores multi-label predictions",
               "set task: multilabel"))
+    refused = os.path.join(tmp, "refused")
     for path, args, says, also in cases:
-        code, text = run("validate", [path] + args, expect=2)
-        lines = [t for t in text.strip().splitlines() if t.strip() and "[warning]" not in t]
-        check(says in text and also in text and len(lines) == 1,
-              f"validate {args}: one line saying {says!r}: {text}")
+        for command in (["validate"], ["run", "--dry-run"], ["run"]):
+            code, text = run(command[0], [path] + command[1:] + args +
+                             ["--set", f"output.root={refused}"], expect=2)
+            lines = [t for t in text.strip().splitlines() if t.strip() and "[warning]" not in t]
+            check(says in text and also in text and len(lines) == 1 and
+                  not os.path.exists(refused),
+                  f"runner {' '.join(command)} {args}: one line saying {says!r}, no folder: {text}")
     finish()
 
 

@@ -8,7 +8,8 @@
 - the dry run names the sampler, the draws per epoch and each class's share;
 - a 2-rank run with balanced and samples_per_epoch 120 at 20 per process takes 3 steps an
   epoch (not the split's 9), and its loss is finite;
-- refused in one line at the key's file:line by validate: weighted without weights, weights
+- refused in one line at the key's file:line by validate, --dry-run and run (no rank, no
+  folder): weighted without weights, weights
   with another sampler, weights of the wrong length, samples_per_epoch below one batch per
   process.
 Usage: sampler_test.py RUNNER SOURCE_DIR   (/usr/bin/python3 with Debian's python3-opencv)
@@ -115,10 +116,15 @@ def main():
     for extra, key, says in cases:
         yaml = experiment(os.path.join(tmp, "bad.yaml"), images, extra)
         line = next(i + 1 for i, text in enumerate(open(yaml)) if key + ":" in text)
-        code, text = run("validate", [yaml], expect=2)
-        lines = [t for t in text.strip().splitlines() if t.strip()]
-        check(f"bad.yaml:{line}:" in text and says in text and len(lines) == 1,
-              f"{extra.strip()!r}: one line at bad.yaml:{line} saying {says!r}: {text}")
+        refused = os.path.join(tmp, "refused")
+        for command in (["validate"], ["run", "--dry-run"], ["run"]):
+            code, text = run(command[0], [yaml] + command[1:] +
+                             ["--set", f"output.root={refused}"], expect=2)
+            lines = [t for t in text.strip().splitlines() if t.strip()]
+            check(f"bad.yaml:{line}:" in text and says in text and len(lines) == 1 and
+                  "rank" not in text and not os.path.exists(refused),
+                  f"{extra.strip()!r}: runner {' '.join(command)}: one line at bad.yaml:{line} "
+                  f"saying {says!r}, no rank, no folder: {text}")
     finish()
 
 

@@ -7,7 +7,7 @@
   of the largest probability; without tta the plain softmax; --input FOLDER averages the same;
 - train.eval_tta: the same training (same step losses) validates on other logits (another
   val_loss);
-- refused in one line at the key's file:line by validate: a scale the model cannot take
+- refused in one line at the key's file:line by validate, --dry-run and run (no folder): a scale the model cannot take
   (convnext_atto given 8 px), train.eval_tta without predict.tta.
 Usage: tta_test.py RUNNER SOURCE_DIR   (with the Python of requirements.txt)
 """
@@ -101,12 +101,16 @@ def main():
         (["--set", "train.eval_tta=true"], "--set train.eval_tta=true",
          "train.eval_tta: averages predict.tta's views in validation, but predict.tta lists none"),
     )
+    refused = os.path.join(tmp, "refused")
     for args, where, says in cases:
-        code, text = run("validate", yaml, *args)
-        lines = [t for t in text.strip().splitlines() if t.strip() and "[warning]" not in t]
-        check(code == 2 and where in text and says in text and len(lines) == 1,
-              f"validate {' '.join(args)}: exit 2, one line at {where!r} saying {says!r}: "
-              f"{code} {text}")
+        for command in (["validate"], ["run", "--dry-run"], ["run"]):
+            code, text = run(command[0], yaml, *command[1:], *args, "--set",
+                             f"output.root={refused}")
+            lines = [t for t in text.strip().splitlines() if t.strip() and "warning" not in t]
+            check(code == 2 and where in text and says in text and len(lines) == 1 and
+                  not os.path.exists(refused),
+                  f"runner {' '.join(command)} {' '.join(args)}: exit 2, one line at {where!r} "
+                  f"saying {says!r}, no folder: {code} {text}")
     finish()
 
 

@@ -33,8 +33,8 @@ torch::Tensor logits_of(const std::vector<std::vector<double>>& probabilities) {
 
 const std::vector<std::vector<double>> kProbabilities = {
     {0.9, 0.2}, {0.6, 0.7}, {0.4, 0.3}, {0.2, 0.8}};
-const torch::Tensor kTargets = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 0.0f, 0.0f, 1.0f})
-                                   .reshape({4, 2});
+const torch::Tensor kTargets =
+    torch::tensor({1.0f, 0.0f, 0.0f, 1.0f, 1.0f, 0.0f, 0.0f, 1.0f}).reshape({4, 2});
 
 TEST(Bce, PosWeightScalesThePositiveTerms) {
   const auto& losses = runner::registries().losses;
@@ -45,12 +45,11 @@ TEST(Bce, PosWeightScalesThePositiveTerms) {
   const double plain = (softplus(-0.5) + softplus(-1.0)) / 2;
   const double weighted = (3 * softplus(-0.5) + softplus(-1.0)) / 2;
   EXPECT_NEAR(make(losses, "bce")->compute(logits, target).item<double>(), plain, 1e-6);
-  EXPECT_NEAR(make(losses, "bce", {{"pos_weight", {3.0, 1.0}}})->compute(logits, target)
-                  .item<double>(),
-              weighted, 1e-6);
+  EXPECT_NEAR(
+      make(losses, "bce", {{"pos_weight", {3.0, 1.0}}})->compute(logits, target).item<double>(),
+      weighted, 1e-6);
   // Class indices are one-hot targets (timm's BinaryCrossEntropy on single-label data).
-  EXPECT_NEAR(make(losses, "bce")->compute(logits, torch::tensor({0})).item<double>(), plain,
-              1e-6);
+  EXPECT_NEAR(make(losses, "bce")->compute(logits, torch::tensor({0})).item<double>(), plain, 1e-6);
   EXPECT_THROW(make(losses, "bce", {{"pos_weight", {1.0}}})->compute(logits, target),
                runner::ConfigError);
 }

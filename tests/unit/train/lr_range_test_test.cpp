@@ -16,7 +16,7 @@ TEST(LrRangeTest, LrsRiseAsLightningsExponentialScheduler) {
   o.steps = 4;
   const auto lrs = range_test_lrs(o);
   ASSERT_EQ(lrs.size(), 4u);
-  EXPECT_DOUBLE_EQ(lrs[0], 1e-6);  // the first step keeps the base lr
+  EXPECT_DOUBLE_EQ(lrs[0], 1e-6);                             // the first step keeps the base lr
   EXPECT_NEAR(lrs[1], 1e-6 * std::pow(1e4, 2.0 / 4), 1e-15);  // then (k + 1) / steps
   EXPECT_NEAR(lrs[2], 1e-6 * std::pow(1e4, 3.0 / 4), 1e-15);
   EXPECT_NEAR(lrs[3], 1e-2, 1e-15);  // the last reaches max_lr
@@ -65,7 +65,7 @@ TEST(LrRangeTest, SuggestsTheSteepestFallAfterSkippingTheEnds) {
   LrRangeTest test(o);
   // Losses on lrs 1..20: a cliff between lr 14 and 15 (the fastest fall), a bigger one at the
   // start (left out: the first 10) and a rise at the end.
-  const std::vector<double> losses = {9, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  const std::vector<double> losses = {9, 1, 1, 1, 1,   1,   1,   1,   1,   1,
                                       1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5, 3};
   for (size_t i = 0; i < losses.size(); ++i) test.record(static_cast<double>(i + 1), losses[i]);
   const auto at = test.suggestion();
