@@ -1,4 +1,5 @@
 #include "output/best_evaluation.hpp"
+#include "data/class_name.hpp"
 #include "runner/metrics/average_precision.hpp"
 #include "util/base64.hpp"
 
@@ -8,13 +9,11 @@
 #include <opencv2/imgproc.hpp>
 
 namespace runner::output {
+
+using data::class_name;
 using nlohmann::json;
 
 namespace {
-
-std::string class_name(const std::vector<std::string>& names, int64_t c) {
-  return c >= 0 && c < static_cast<int64_t>(names.size()) ? names[c] : std::to_string(c);
-}
 
 // The sample as a PNG a browser shows: u8 (floats scaled from [0,1] or [0,255]), RGB -> BGR.
 std::string png_of(const cv::Mat& image) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/experiment_options.hpp"
+#include "data/class_name.hpp"
 #include "data/class_sampling.hpp"
 #include "data/sampler.hpp"
 #include "runner/error.hpp"
@@ -86,11 +87,7 @@ void check_labels_fit_task(const config::Experiment& e, const train::RunParts& p
     const std::vector<int64_t> labels = data::sample_labels(*train, i);
     if (labels.size() < 2) continue;
     const std::string file = data::sample_file(*train, i);
-    const auto name = [&](int64_t c) {
-      const auto& names = parts.splits.class_names;
-      return c < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(c)]
-                                                    : std::to_string(c);
-    };
+    const auto name = [&](int64_t c) { return data::class_name(parts.splits.class_names, c); };
     throw ConfigError(key_at(e, "/data/dataset") + "the dataset (" + parts.about.dataset +
                       ") gives images several labels (" +
                       (file.empty() ? "sample " + std::to_string(i) : file) + ": " +

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/experiment_options.hpp"
+#include "data/class_name.hpp"
 #include "data/class_sampling.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/preflight.hpp"
@@ -63,9 +64,9 @@ std::string sampler_text(const config::DataOptions& data, const data::DatasetSpl
   for (const double s : share) total += s;
   std::vector<std::string> shares;
   for (size_t c = 0; c < share.size(); ++c)
-    shares.push_back(fmt::format(
-        "{} {:.3g}%", c < splits.class_names.size() ? splits.class_names[c] : std::to_string(c),
-        100.0 * share[c] / total));
+    shares.push_back(fmt::format("{} {:.3g}%",
+                                 data::class_name(splits.class_names, static_cast<int64_t>(c)),
+                                 100.0 * share[c] / total));
   return fmt::format("{}, {} draws per epoch with replacement; class shares {}", data.sampler,
                      epoch, util::some_of(shares, 12));
 }

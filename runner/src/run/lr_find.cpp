@@ -3,12 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <ctime>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "dist/world.hpp"
 #include "log/logging.hpp"
@@ -24,6 +20,7 @@
 #include "train/mixup.hpp"
 #include "train/step_rig.hpp"
 #include "util/atomic_file.hpp"
+#include "util/local_timestamp.hpp"
 
 namespace runner::run {
 namespace {
@@ -31,12 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string default_folder(const std::string& name) {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  std::ostringstream ss;
-  ss << "lr_find/" << name << "-" << std::put_time(&tm, "%Y%m%d-%H%M%S");
-  return ss.str();
+  return "lr_find/" + name + "-" + util::local_timestamp();
 }
 
 // A folder of its own: new, or empty.

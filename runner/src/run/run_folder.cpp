@@ -20,28 +20,21 @@
 #include "run/rank_setup.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
+#include "util/local_timestamp.hpp"
 
 namespace runner::run {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string timestamp() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  std::ostringstream ss;
-  ss << std::put_time(&tm, "%Y%m%d-%H%M%S");
-  return ss.str();
-}
-
 std::string choose_run_dir(const config::ExperimentOptions& experiment, const RunOptions& options) {
   const config::OutputOptions& output = experiment.output;
   if (options.resume) return options.resume_dir;  // config::plan_resume checked it
   if (output.run_dir) return *output.run_dir;
-  fs::path dir = fs::path(output.root) / experiment.name / timestamp();
+  fs::path dir = fs::path(output.root) / experiment.name / util::local_timestamp();
   for (int n = 1; fs::exists(dir); ++n)
-    dir = fs::path(output.root) / experiment.name / (timestamp() + "-" + std::to_string(n));
+    dir = fs::path(output.root) / experiment.name /
+          (util::local_timestamp() + "-" + std::to_string(n));
   return dir.string();
 }
 

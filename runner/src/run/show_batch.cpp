@@ -8,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "data/class_name.hpp"
 #include "data/class_sampling.hpp"
 #include "data/loader.hpp"
 #include "run/build_run_parts.hpp"
@@ -105,11 +106,7 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
 
 std::vector<std::string> captions(const ShownBatch& batch) {
   std::vector<std::string> out;
-  const auto name = [&](int64_t c) {
-    return c >= 0 && static_cast<size_t>(c) < batch.class_names.size()
-               ? batch.class_names[static_cast<size_t>(c)]
-               : std::to_string(c);
-  };
+  const auto name = [&](int64_t c) { return data::class_name(batch.class_names, c); };
   for (int64_t i = 0; i < batch.targets.size(0); ++i) {
     const torch::Tensor row = batch.targets[i];
     if (row.gt(0.999).sum().item<int64_t>() > 1) {  // multi-hot: every label of the image
