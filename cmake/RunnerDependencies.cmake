@@ -61,6 +61,14 @@ find_package(CURL REQUIRED)
 find_path(VALIJSON_INCLUDE_DIR valijson/validator.hpp REQUIRED)
 # The image_csv dataset's CSV parser (Debian's header-only libfccp-dev).
 find_path(FCCP_INCLUDE_DIR libfccp/csv.h REQUIRED)
+# report.html and compare.html draw their charts with Chart.js (Debian's libjs-chart.js, MIT),
+# compiled into the binary so that a page is one file that opens offline.
+find_file(RUNNER_CHART_JS chart.min.js PATHS /usr/share/javascript/chart.js NO_DEFAULT_PATH)
+if(NOT RUNNER_CHART_JS)
+  message(FATAL_ERROR "Chart.js not found (/usr/share/javascript/chart.js/chart.min.js): run "
+                      "`make deps` or `apt-get install libjs-chart.js`, or give "
+                      "-DRUNNER_CHART_JS=/path/to/chart.min.js (Chart.js 3)")
+endif()
 
 # yaml-cpp's Debian config names its target `yaml-cpp`; newer ones `yaml-cpp::yaml-cpp`.
 if(TARGET yaml-cpp::yaml-cpp)

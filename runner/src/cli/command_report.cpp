@@ -3,6 +3,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "output/compare_report.hpp"
 #include "output/run_report.hpp"
 #include "output/run_summary.hpp"
 #include "runner/error.hpp"

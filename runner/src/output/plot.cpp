@@ -11,6 +11,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "output/html_page.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
 
@@ -90,8 +91,8 @@ std::string tick_label(double v, const Axis& axis) {
   char text[32];
   const double a = std::abs(v);
   if (v == 0) return "0";
-  if (a >= 1e5 || a < 1e-3) {
-    std::snprintf(text, sizeof(text), "%.0e", v);
+  if (a >= 1e6 || a < 1e-3) {  // the pages' exponent form (html_page.hpp): 5e-4, 1e+6
+    return html::number3(v);
   } else if (axis.log) {
     std::snprintf(text, sizeof(text), "%g", v);
   } else {

@@ -11,6 +11,7 @@
 #include "output/run_recorder.hpp"
 #include "output/summary_writer.hpp"
 #include "output/tracker_set.hpp"
+#include "run/build_run_parts.hpp"
 #include "run/kept_checkpoints.hpp"
 #include "run/predict_run.hpp"
 #include "run/rank_setup.hpp"
@@ -57,6 +58,29 @@ void write_first_batch(const train::RunParts& parts, const config::ExperimentOpt
   }
 }
 
+// The backbone and its size, for the report's model card.
+json model_fields(const train::RunParts& parts) {
+  const auto [all, trainable] = count_parameters(*parts.model);
+  return {
+      {"backbone", parts.about.backbone}, {"parameters", all}, {"trainable_parameters", trainable}};
+}
+
+// The dataset's splits (data.limit applied) and classes, for the report's data card.
+json dataset_fields(const train::RunParts& parts) {
+  const auto size = [](const std::shared_ptr<data::Dataset>& split) {
+    return split ? json(split->size()) : json(0);
+  };
+  json fields = {{"name", parts.about.dataset},
+                 {"train", size(parts.splits.train)},
+                 {"val", size(parts.splits.val)},
+                 {"test", size(parts.splits.test)}};
+  if (parts.about.model_options && parts.about.model_options->num_classes > 0)
+    fields["classes"] = parts.about.model_options->num_classes;
+  else if (!parts.splits.class_names.empty())
+    fields["classes"] = parts.splits.class_names.size();
+  return fields;
+}
+
 // What every summary.json of the run says, however it ends.
 json summary_base(const RankSetup& setup, const config::ExperimentOptions& experiment,
                   const train::RunParts& parts, const std::string& run_dir) {
@@ -73,7 +97,9 @@ json summary_base(const RankSetup& setup, const config::ExperimentOptions& exper
           {"grad_accum_steps", accum},
           {"batch_size", batch},
           {"global_batch", config::global_batch(batch, world_size, accum)},
-          {"input_size", input_size(parts, experiment.seed)}};
+          {"input_size", input_size(parts, experiment.seed)},
+          {"model", model_fields(parts)},
+          {"dataset", dataset_fields(parts)}};
 }
 
 // The best epoch so far, in every summary once there is one (also of a stopped or failed run).

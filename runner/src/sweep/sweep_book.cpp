@@ -11,7 +11,7 @@
 #include "config/experiment_options.hpp"
 #include "config/resume_plan.hpp"
 #include "config/yaml_json.hpp"
-#include "output/run_report.hpp"
+#include "output/compare_report.hpp"
 #include "output/run_summary.hpp"
 #include "runner/error.hpp"
 
