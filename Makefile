@@ -12,7 +12,7 @@ APT_BUILD_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
   libgloo-dev libopenblas0-pthread \
   libyaml-cpp-dev libspdlog-dev libfmt-dev libboost-program-options-dev libopencv-dev \
   libvalijson-dev nlohmann-json3-dev libgtest-dev zlib1g-dev libcurl4-openssl-dev libfccp-dev \
-  libjs-chart.js \
+  libjs-chart.js libarchive-dev \
   dataset-fashion-mnist python3 python3-venv procps
 APT_TEST_PACKAGES := clang-14 libclang-rt-14-dev clang-format \
   python3-jsonschema python3-yaml python3-opencv chromium chromium-driver python3-selenium \

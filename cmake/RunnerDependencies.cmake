@@ -56,6 +56,8 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Boost 1.71 REQUIRED COMPONENTS program_options)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(ZLIB REQUIRED)
+# The webdataset dataset's tar shards (Debian's libarchive-dev).
+find_package(LibArchive REQUIRED)
 # The MLflow tracker's HTTP client (Debian's libcurl4-openssl-dev).
 find_package(CURL REQUIRED)
 find_path(VALIJSON_INCLUDE_DIR valijson/validator.hpp REQUIRED)

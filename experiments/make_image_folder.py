@@ -26,16 +26,19 @@ def idx(name):
     return shape, data[4 + 4 * dims:]
 
 
-def png(path, width, height, pixels):
-    """An 8-bit grayscale PNG."""
+def png_bytes(width, height, pixels):
+    """An 8-bit grayscale PNG file's bytes."""
     def chunk(kind, body):
         return (struct.pack(">I", len(body)) + kind + body +
                 struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
     rows = b"".join(b"\0" + pixels[r * width:(r + 1) * width] for r in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def png(path, width, height, pixels):
     with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0,
-                                                                  0, 0, 0)) +
-                chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+        f.write(png_bytes(width, height, pixels))
 
 
 def main():

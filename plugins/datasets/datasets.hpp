@@ -10,5 +10,6 @@ void register_kaggle_csv(Registry<DatasetFactory>& registry);
 void register_image_folder(Registry<DatasetFactory>& registry);
 void register_image_csv(Registry<DatasetFactory>& registry);
 void register_synthetic(Registry<DatasetFactory>& registry);
+void register_webdataset(Registry<DatasetFactory>& registry);
 
 }  // namespace runner::data

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -12,7 +14,10 @@
 namespace runner::data {
 namespace {
 
-class ImageFilesDataset : public Dataset, public FileBackedDataset, public MultiLabelDataset {
+class ImageFilesDataset : public Dataset,
+                          public FileBackedDataset,
+                          public MultiLabelDataset,
+                          public EncodedDataset {
  public:
   ImageFilesDataset(std::vector<std::string> files, std::vector<std::vector<int64_t>> label_sets,
                     bool color, std::string description, bool has_labels)
@@ -30,6 +35,23 @@ class ImageFilesDataset : public Dataset, public FileBackedDataset, public Multi
       throw DataError(path +
                       ": cannot read the image (missing, corrupt or not an image format "
                       "OpenCV reads); remove or replace it");
+    if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
+    s.label = label(index);
+    return s;
+  }
+  std::string encoded(size_t index) const override {
+    std::ifstream in(files_.at(index), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in && !in.eof()) throw DataError(files_.at(index) + ": cannot read the file");
+    return bytes;
+  }
+  Sample decode(size_t index, const std::string& bytes) const override {
+    const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8U,
+                          const_cast<char*>(bytes.data()));
+    Sample s;
+    s.image = cv::imdecode(encoded, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    if (s.image.empty())
+      throw DataError(files_.at(index) + ": cannot decode the image; remove or replace it");
     if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
     s.label = label(index);
     return s;

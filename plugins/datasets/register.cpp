@@ -9,6 +9,7 @@ void register_builtin_datasets(Registry<DatasetFactory>& registry) {
   data::register_image_folder(registry);
   data::register_image_csv(registry);
   data::register_synthetic(registry);
+  data::register_webdataset(registry);
 }
 
 }  // namespace runner

@@ -22,6 +22,7 @@ int command_report(const Args& args);
 int command_import(const Args& args);
 int command_show_batch(const Args& args);
 int command_lr_find(const Args& args);
+int command_bench_data(const Args& args);
 int command_track(const Args& args);
 
 }  // namespace runner::cli

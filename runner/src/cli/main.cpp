@@ -41,6 +41,8 @@ const std::map<std::string, Command>& commands() {
       {"track", {command_track, "Send what a run's trackers could not (a server that was down)"}},
       {"lr-find",
        {command_lr_find, "Suggest an lr by Leslie Smith's range test on the real training step"}},
+      {"bench-data",
+       {command_bench_data, "Time the input pipeline alone: images/s and where the time goes"}},
       {"show-batch",
        {command_show_batch, "Draw a batch as the model gets it (augmented, mixed), captioned"}},
       {"import",

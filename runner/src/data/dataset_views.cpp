@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 
 #include "runner/data/dataset.hpp"
@@ -5,12 +6,18 @@
 namespace runner::data {
 namespace {
 
-class SubsetDataset : public Dataset, public FileBackedDataset, public MultiLabelDataset {
+class SubsetDataset : public Dataset,
+                      public FileBackedDataset,
+                      public MultiLabelDataset,
+                      public ShardedDataset,
+                      public EncodedDataset {
  public:
   SubsetDataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices, std::string description)
       : base_(std::move(base)), indices_(std::move(indices)), description_(std::move(description)) {
-    for (size_t i : indices_)
-      if (i >= base_->size()) throw std::out_of_range("subset index beyond the dataset");
+    for (size_t i = 0; i < indices_.size(); ++i) {
+      if (indices_[i] >= base_->size()) throw std::out_of_range("subset index beyond the dataset");
+      prefix_ = prefix_ && indices_[i] == i;
+    }
   }
   size_t size() const override { return indices_.size(); }
   Sample get(size_t index) const override { return base_->get(indices_.at(index)); }
@@ -21,11 +28,31 @@ class SubsetDataset : public Dataset, public FileBackedDataset, public MultiLabe
   std::vector<int64_t> labels_of(size_t index) const override {
     return sample_labels(*base_, indices_.at(index));
   }
+  std::string encoded(size_t index) const override {
+    return encoded_form(*base_)->encoded(indices_.at(index));
+  }
+  Sample decode(size_t index, const std::string& bytes) const override {
+    return encoded_form(*base_)->decode(indices_.at(index), bytes);
+  }
+  bool stores_encoded() const override { return encoded_form(*base_) != nullptr; }
+  // The first samples (data.limit) cover the base's first shards, the last one cut.
+  ShardLayout shard_layout() const override {
+    if (!prefix_) return {};
+    ShardLayout base = runner::data::shard_layout(*base_), cut;
+    cut.shuffle_buffer = base.shuffle_buffer;
+    size_t left = indices_.size();
+    for (size_t k = 0; k < base.sizes.size() && left > 0; ++k) {
+      cut.sizes.push_back(std::min(left, base.sizes[k]));
+      left -= cut.sizes.back();
+    }
+    return cut;
+  }
 
  private:
   std::shared_ptr<Dataset> base_;
   std::vector<size_t> indices_;
   std::string description_;
+  bool prefix_ = true;  ///< indices 0, 1, 2, ...: the base's first samples
 };
 
 }  // namespace
@@ -33,6 +60,16 @@ class SubsetDataset : public Dataset, public FileBackedDataset, public MultiLabe
 std::string sample_file(const Dataset& dataset, size_t index) {
   const auto* files = dynamic_cast<const FileBackedDataset*>(&dataset);
   return files ? files->file(index) : std::string();
+}
+
+const EncodedDataset* encoded_form(const Dataset& dataset) {
+  const auto* encoded = dynamic_cast<const EncodedDataset*>(&dataset);
+  return encoded && encoded->stores_encoded() ? encoded : nullptr;
+}
+
+ShardLayout shard_layout(const Dataset& dataset) {
+  const auto* sharded = dynamic_cast<const ShardedDataset*>(&dataset);
+  return sharded ? sharded->shard_layout() : ShardLayout{};
 }
 
 std::vector<int64_t> sample_labels(const Dataset& dataset, size_t index) {

@@ -23,6 +23,7 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   s.drop_last = o.drop_last;
   s.samples_per_epoch = o.samples_per_epoch;
   s.weights = o.sampling_weights;
+  s.shards = o.shards;
   return s;
 }
 

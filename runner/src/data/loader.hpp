@@ -45,6 +45,8 @@ struct LoaderOptions {
   /// (draws with replacement; null: a permutation). See SamplerOptions.
   size_t samples_per_epoch = 0;
   std::shared_ptr<const std::vector<double>> sampling_weights;
+  /// A sharded dataset's layout: the training epoch reads shard by shard. See SamplerOptions.
+  ShardLayout shards;
   /// task: multilabel: batches carry multi-hot `targets` over this many classes; 0: none.
   int64_t multi_hot_classes = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "data/shard_order.hpp"
 #include "runner/data/rng.hpp"
 #include "runner/error.hpp"
 
@@ -51,16 +52,42 @@ DistributedSampler::DistributedSampler(size_t dataset_size, SamplerOptions optio
                 std::to_string(dataset_size) + " samples");
   const size_t w = options_.world_size;
   const size_t m = options_.samples_per_epoch > 0 ? options_.samples_per_epoch : dataset_size;
-  num_samples_ = options_.drop_last ? m / w : (m + w - 1) / w;
+  num_samples_ = options_.drop_last || reads_shards() ? m / w : (m + w - 1) / w;
+}
+
+bool DistributedSampler::reads_shards() const {
+  return !options_.shards.sizes.empty() && !options_.weights;
 }
 
 size_t DistributedSampler::num_padding() const {
-  if (options_.weights) return 0;
+  if (options_.weights || reads_shards()) return 0;
   const size_t m = options_.samples_per_epoch > 0 ? options_.samples_per_epoch : dataset_size_;
   return total_size() > m ? total_size() - m : 0;
 }
 
+std::vector<SampledIndex> DistributedSampler::shard_indices(uint64_t epoch) const {
+  ShardOrderOptions o;
+  o.world_size = options_.world_size;
+  o.shuffle = options_.shuffle;
+  o.shuffle_buffer = options_.shards.shuffle_buffer;
+  o.seed = options_.seed;
+  o.per_rank = num_samples_;
+  const auto ranks = shard_order(options_.shards.sizes, o, epoch);
+  // Keys as indices() gives them: a sample read again (by this or an earlier rank) is a
+  // further draw with its own augmentation stream.
+  std::vector<uint32_t> seen(dataset_size_, 0);
+  std::vector<SampledIndex> mine;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (size_t index : ranks[r]) {
+      const uint64_t draw = seen[index]++;
+      if (r == options_.rank)
+        mine.push_back({index, false, index + draw * static_cast<uint64_t>(dataset_size_)});
+    }
+  return mine;
+}
+
 std::vector<SampledIndex> DistributedSampler::indices(uint64_t epoch) const {
+  if (reads_shards()) return shard_indices(epoch);
   const size_t n = dataset_size_;
   std::vector<size_t> order;
   if (options_.weights) {

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "runner/data/dataset.hpp"
+
 namespace runner::data {
 
 /// One position of a rank's epoch: the dataset index and whether it is padding (a wrapped
@@ -33,6 +35,9 @@ struct SamplerOptions {
   /// One weight per sample: each position is an independent draw with replacement, in
   /// proportion to them (no padding). Empty: a permutation (or dataset order without shuffle).
   std::shared_ptr<const std::vector<double>> weights;
+  /// A sharded dataset's layout: the epoch reads shard by shard (shard_order.hpp), each rank
+  /// its share rounded down (no padding). Unused with weights.
+  ShardLayout shards;
 };
 
 class DistributedSampler {
@@ -56,8 +61,12 @@ class DistributedSampler {
 
   const SamplerOptions& options() const { return options_; }
   size_t dataset_size() const { return dataset_size_; }
+  /// Whether epochs read shard by shard (options().shards, without weights).
+  bool reads_shards() const;
 
  private:
+  std::vector<SampledIndex> shard_indices(uint64_t epoch) const;
+
   size_t dataset_size_;
   SamplerOptions options_;
   size_t num_samples_;

@@ -51,6 +51,16 @@ std::string parameter_groups_text(torch::optim::Optimizer& optimizer) {
 std::string sampler_text(const config::DataOptions& data, const data::DatasetSplits& splits) {
   if (!splits.train) return "none (no training split)";
   const size_t epoch = data.samples_per_epoch.value_or(splits.train->size());
+  const data::ShardLayout shards = data::shard_layout(*splits.train);
+  if (data.sampler == "shuffle" && !shards.sizes.empty())
+    return fmt::format(
+        "shard by shard: {} shards shuffled per epoch, each rank reads its own{}, {} samples "
+        "per epoch{}",
+        shards.sizes.size(),
+        shards.shuffle_buffer > 1
+            ? fmt::format(" through a shuffle buffer of {}", shards.shuffle_buffer)
+            : std::string(),
+        epoch, data.samples_per_epoch ? " (data.samples_per_epoch)" : "");
   if (data.sampler == "shuffle")
     return fmt::format(
         "shuffle, a permutation of the training split per epoch, {} samples per "

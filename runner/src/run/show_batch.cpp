@@ -9,9 +9,9 @@
 #include <opencv2/imgproc.hpp>
 
 #include "data/class_name.hpp"
-#include "data/class_sampling.hpp"
 #include "data/loader.hpp"
 #include "run/build_run_parts.hpp"
+#include "run/rank_loader.hpp"
 #include "runner/error.hpp"
 #include "train/mixup.hpp"
 #include "util/atomic_file.hpp"
@@ -53,21 +53,9 @@ ShownBatch first_batch(const train::RunParts& parts, const config::ExperimentOpt
   const auto& dataset = training ? parts.splits.train : parts.splits.val;
   if (!dataset || dataset->size() == 0)
     throw ConfigError("runner show-batch: the dataset has no " + split + " split to show");
-  data::LoaderOptions lo;
-  lo.batch_size = static_cast<size_t>(training ? o.train.batch_size.value_or(32)
-                                               : o.train.eval_batch_size.value_or(64));
-  lo.shuffle = training;
-  lo.drop_last = false;
-  lo.seed = o.seed;
-  lo.world_size = static_cast<size_t>(config::world_processes(o.launch));
-  lo.rank = 0;
-  lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
-  if (o.multilabel) lo.multi_hot_classes = parts.splits.num_classes;
-  if (training) {  // the training loop's draws (data.sampler, data.samples_per_epoch)
-    lo.samples_per_epoch = o.data.samples_per_epoch.value_or(0);
-    lo.sampling_weights =
-        data::training_sampling_weights(o.data.sampler, o.data.sampler_weights, parts.splits);
-  }
+  // Rank 0's loader, its first batch whole even where the split is shorter than a batch.
+  data::LoaderOptions lo = rank_loader_options(o, parts, training, 0, /*drop_last=*/false);
+  lo.num_workers = 0;
   data::DataLoader loader(dataset, training ? parts.train_pipeline : parts.eval_pipeline, lo);
   loader.start_epoch(0);
   auto batch = loader.next();

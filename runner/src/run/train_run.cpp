@@ -140,6 +140,9 @@ json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& 
          {"prefetch_batches", loader.prefetch},
          {"batches_made_on", loader.made_on}}},
        {"model_memory_format", train::memory_format_of(*parts.model)}});
+  // What the last epoch saw, over all ranks (a sharded dataset's epoch is its own rule).
+  fields["samples"] = {{"train", loop.last_epoch_train_samples()},
+                       {"val", loop.last_epoch_val_samples()}};
   if (loop.skips_bad_images())
     fields["skipped_images"] = {{"train", loop.skipped_train()}, {"val", loop.skipped_val()}};
   if (const dist::DataParallel* dp = loop.data_parallel())  // train.bucket_cap_mb, ...
@@ -283,9 +286,13 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
     trained["evaluated_weights"] = best_loaded ? "best" : "last";
     stage = "predict";
     const config::PredictOptions& predict = experiment.predict;
-    if (predict.enabled)
+    if (predict.enabled) {
       predict_split(evaluator, setup, parts, predict.split, predict.output, predict.format,
                     run_dir);
+      const auto& predicted = predict.split == "test" ? parts.splits.test : parts.splits.val;
+      trained["samples"][predict.split == "test" ? "test" : "val"] =
+          predicted ? predicted->size() : 0;
+    }
   } catch (const std::exception& err) {
     // A failed run's summary and report show what it got to, where and why it ended; the
     // checkpoints stay (runner predict RUN_DIR redoes a failed prediction).

@@ -80,6 +80,7 @@ data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
   if (training) {
     lo.samples_per_epoch = data_.samples_per_epoch.value_or(0);
     lo.sampling_weights = sampling_weights_;
+    if (dataset) lo.shards = data::shard_layout(*dataset);  // webdataset: shard by shard
   }
   return lo;
 }

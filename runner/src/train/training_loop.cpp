@@ -361,6 +361,12 @@ void TrainingLoop::report_epoch(const EpochResult& r, double seconds, bool compl
           "sample(s) it could not read",
           epoch, *record.skipped_train, evaluation.skipped);
   }
+  // Whole batches on every rank (the training loader drops the tail), less what was skipped.
+  last_epoch_train_samples_ =
+      static_cast<int64_t>(loader_->position()) * *train_.batch_size * rank_.world->world_size() -
+      record.skipped_train.value_or(0);
+  const auto& val = parts_.splits.val;
+  last_epoch_val_samples_ = val ? static_cast<int64_t>(val->size()) - evaluation.skipped : 0;
   if (rank_.world->is_main()) spdlog::info("{}", output::epoch_line(record));
   observer_.on_epoch(record);
 }

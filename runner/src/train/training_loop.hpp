@@ -77,6 +77,10 @@ class TrainingLoop {
   int64_t skipped_train() const { return skipped_train_total_; }
   bool skips_bad_images() const { return loader_->skips_bad_images(); }
   int64_t skipped_val() const { return skipped_val_; }
+  /// Samples the last epoch trained on and validated, over all ranks (skipped ones left out;
+  /// the training count of a cut epoch is what it got to). 0 before an epoch ends.
+  int64_t last_epoch_train_samples() const { return last_epoch_train_samples_; }
+  int64_t last_epoch_val_samples() const { return last_epoch_val_samples_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -135,6 +139,7 @@ class TrainingLoop {
   int64_t epochs_timed_ = 0;
   std::string stage_ = "train";
   int64_t skipped_val_ = 0, skipped_train_total_ = 0;
+  int64_t last_epoch_train_samples_ = 0, last_epoch_val_samples_ = 0;
   size_t skipped_train_before_ = 0;  ///< this rank's loader count at the last epoch's end
   Clock::time_point segment_start_, last_save_;
 };

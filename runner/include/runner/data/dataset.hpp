@@ -56,6 +56,41 @@ class MultiLabelDataset {
   virtual std::vector<int64_t> labels_of(size_t index) const = 0;
 };
 
+/// Implemented beside Dataset by a dataset that stores its images encoded (files, shard
+/// members): reading and decoding apart, for `runner bench-data`'s account of where the time
+/// goes. decode(index, encoded(index)) is get(index)'s work.
+class EncodedDataset {
+ public:
+  virtual ~EncodedDataset() = default;
+  /// The stored bytes of sample `index`, as read from the storage.
+  virtual std::string encoded(size_t index) const = 0;
+  /// Sample `index` from those bytes: the image decoded, the label.
+  virtual Sample decode(size_t index, const std::string& bytes) const = 0;
+  /// Whether it really stores encoded images (a view asks its base).
+  virtual bool stores_encoded() const { return true; }
+};
+
+/// `dataset`'s encoded form; null when its samples are not stored encoded (arrays in memory).
+const EncodedDataset* encoded_form(const Dataset& dataset);
+
+/// How a sharded dataset's indices lie in its shards, and the training stream's shuffle buffer.
+struct ShardLayout {
+  std::vector<size_t> sizes;  ///< samples of each shard: shard k holds the next sizes[k] indices
+  size_t shuffle_buffer = 0;  ///< samples the training stream's buffer mixes; 0 or 1: none
+};
+
+/// Implemented beside Dataset by a dataset read from shards (webdataset's tar files): a training
+/// epoch then reads shard by shard (data/shard_order.hpp) rather than in a global permutation.
+class ShardedDataset {
+ public:
+  virtual ~ShardedDataset() = default;
+  virtual ShardLayout shard_layout() const = 0;
+};
+
+/// `dataset`'s shards (no sizes when it is not sharded). Views pass the question on: the first
+/// samples of data.limit keep the shards they cover, another subset has none.
+ShardLayout shard_layout(const Dataset& dataset);
+
 /// Every label of sample `index` of `dataset`: a MultiLabelDataset's, else {label(index)} ({}
 /// for an unlabelled sample). Views pass the question on.
 std::vector<int64_t> sample_labels(const Dataset& dataset, size_t index);
