@@ -45,11 +45,11 @@ class ImageFilesDataset : public Dataset,
     if (!in && !in.eof()) throw DataError(files_.at(index) + ": cannot read the file");
     return bytes;
   }
-  Sample decode(size_t index, const std::string& bytes) const override {
+  Sample decode(size_t index, const std::string& bytes, int reduction) const override {
     const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8U,
                           const_cast<char*>(bytes.data()));
     Sample s;
-    s.image = cv::imdecode(encoded, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    s.image = cv::imdecode(encoded, imdecode_flags(color_, reduction));
     if (s.image.empty())
       throw DataError(files_.at(index) + ": cannot decode the image; remove or replace it");
     if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
@@ -74,6 +74,19 @@ class ImageFilesDataset : public Dataset,
 };
 
 }  // namespace
+
+int imdecode_flags(bool color, int reduction) {
+  switch (reduction) {
+    case 2:
+      return color ? cv::IMREAD_REDUCED_COLOR_2 : cv::IMREAD_REDUCED_GRAYSCALE_2;
+    case 4:
+      return color ? cv::IMREAD_REDUCED_COLOR_4 : cv::IMREAD_REDUCED_GRAYSCALE_4;
+    case 8:
+      return color ? cv::IMREAD_REDUCED_COLOR_8 : cv::IMREAD_REDUCED_GRAYSCALE_8;
+    default:
+      return color ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE;
+  }
+}
 
 bool is_image_file(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();

@@ -17,6 +17,10 @@ namespace runner::data {
 /// pnm), in any case.
 bool is_image_file(const std::string& path);
 
+/// cv::imdecode's flags for a grayscale or colour decode at 1/`reduction` (2, 4, 8: libjpeg's
+/// scaled decode of a JPEG; 1: the whole image).
+int imdecode_flags(bool color, int reduction);
+
 /// The schema properties every dataset of image files takes: mode (grayscale or color) and the
 /// validation split's (split_schema_properties).
 nlohmann::json image_files_properties();

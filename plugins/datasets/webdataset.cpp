@@ -16,6 +16,7 @@
 #include "array_dataset.hpp"
 #include "brace_pattern.hpp"
 #include "datasets.hpp"
+#include "image_files.hpp"
 #include "runner/error.hpp"
 #include "tar_index.hpp"
 
@@ -83,18 +84,18 @@ class WebDataset : public Dataset, public ShardedDataset, public EncodedDataset 
         description_(std::move(description)) {}
 
   size_t size() const override { return samples_.size(); }
-  Sample get(size_t index) const override { return decode(index, encoded(index)); }
+  Sample get(size_t index) const override { return decode(index, encoded(index), 1); }
   std::string encoded(size_t index) const override {
     const ShardSample& s = samples_.at(index);
     return read_bytes(shards_[s.shard], s.offset, s.size);
   }
-  Sample decode(size_t index, const std::string& bytes) const override {
+  Sample decode(size_t index, const std::string& bytes, int reduction) const override {
     const ShardSample& s = samples_.at(index);
     const std::string& shard = shards_[s.shard];
     const cv::Mat encoded(1, static_cast<int>(bytes.size()), CV_8U,
                           const_cast<char*>(bytes.data()));
     Sample out;
-    out.image = cv::imdecode(encoded, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    out.image = cv::imdecode(encoded, imdecode_flags(color_, reduction));
     if (out.image.empty())
       throw DataError(shard + ": sample " + s.key + ": cannot decode its ." + s.extension +
                       " image (corrupt or not that format); write the shard again or set "

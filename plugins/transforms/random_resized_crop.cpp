@@ -1,5 +1,6 @@
 // Transform `random_resized_crop`: torchvision/albumentations RandomResizedCrop.
 
+#include <algorithm>
 #include <cmath>
 
 #include <ATen/ATen.h>
@@ -7,6 +8,7 @@
 
 #include "resize_matrix.hpp"
 #include "runner/data/batched_transform.hpp"
+#include "runner/data/scaled_source.hpp"
 #include "runner/data/transform.hpp"
 #include "runner/error.hpp"
 #include "transform_params.hpp"
@@ -14,7 +16,9 @@
 namespace runner::data {
 namespace {
 
-class RandomResizedCropTransform : public Transform, public BatchedTransform {
+class RandomResizedCropTransform : public Transform,
+                                   public BatchedTransform,
+                                   public ScaledSourceTransform {
  public:
   RandomResizedCropTransform(int height, int width, double s_lo, double s_hi, double r_lo,
                              double r_hi, int interpolation, double p)
@@ -33,6 +37,28 @@ class RandomResizedCropTransform : public Transform, public BatchedTransform {
     if (drawn[0] == 0) return;
     const cv::Rect box(static_cast<int>(drawn[1]), static_cast<int>(drawn[2]),
                        static_cast<int>(drawn[3]), static_cast<int>(drawn[4]));
+    cv::Mat out;
+    cv::resize(image(box), out, cv::Size(width_, height_), 0, 0, interpolation_);
+    image = out;
+  }
+
+  // The box drawn on the full source decides: it must keep a source pixel per output pixel.
+  int source_reduction(Rng rng, int rows, int cols) const override {
+    double drawn[5];
+    draw(rng, rows, cols, drawn);
+    return drawn[0] == 0 ? 1 : largest_source_reduction(drawn[3], drawn[4], width_, height_);
+  }
+  // The full source's box, scaled to the smaller decode (to the nearest pixel: at most half a
+  // decoded pixel off, a fraction of an output pixel), then resized as apply() does.
+  void apply_reduced(cv::Mat& image, Rng& rng, int rows, int cols, int reduction) const override {
+    double drawn[5];
+    draw(rng, rows, cols, drawn);
+    if (drawn[0] == 0) return;
+    const auto scaled = [&](double v) { return static_cast<int>(std::lround(v / reduction)); };
+    const int x = std::min(scaled(drawn[1]), image.cols - 1),
+              y = std::min(scaled(drawn[2]), image.rows - 1);
+    const cv::Rect box(x, y, std::max(1, std::min(scaled(drawn[3]), image.cols - x)),
+                       std::max(1, std::min(scaled(drawn[4]), image.rows - y)));
     cv::Mat out;
     cv::resize(image(box), out, cv::Size(width_, height_), 0, 0, interpolation_);
     image = out;

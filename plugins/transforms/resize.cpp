@@ -10,13 +10,14 @@
 
 #include "resize_matrix.hpp"
 #include "runner/data/batched_transform.hpp"
+#include "runner/data/scaled_source.hpp"
 #include "runner/data/transform.hpp"
 #include "transform_params.hpp"
 
 namespace runner::data {
 namespace {
 
-class ResizeTransform : public Transform, public BatchedTransform {
+class ResizeTransform : public Transform, public BatchedTransform, public ScaledSourceTransform {
  public:
   ResizeTransform(int height, int width, int interpolation)
       : height_(height), width_(width), interpolation_(interpolation) {}
@@ -25,6 +26,14 @@ class ResizeTransform : public Transform, public BatchedTransform {
     cv::Mat out;
     cv::resize(image, out, cv::Size(width_, height_), 0, 0, interpolation_);
     image = out;
+  }
+
+  int source_reduction(Rng /*rng*/, int rows, int cols) const override {
+    return largest_source_reduction(cols, rows, width_, height_);
+  }
+  void apply_reduced(cv::Mat& image, Rng& rng, int /*rows*/, int /*cols*/,
+                     int /*reduction*/) const override {
+    apply(image, rng);  // the whole image either way
   }
 
   /// rows x images x columns^T: two batched matmuls. u8 batches round and saturate back to u8,

@@ -41,4 +41,13 @@ void register_to_tensor(Registry<TransformFactory>& registry);
 void register_random_erasing(Registry<TransformFactory>& registry);
 void register_rand_augment(Registry<TransformFactory>& registry);
 
+/// The largest reduction r in {1, 2, 4, 8} at which a `width` x `height` region of the source
+/// still has at least as many pixels as the `out_width` x `out_height` it is resized to
+/// (ScaledSourceTransform's rule).
+inline int largest_source_reduction(double width, double height, int out_width, int out_height) {
+  for (int r : {8, 4, 2})
+    if (width / r >= out_width && height / r >= out_height) return r;
+  return 1;
+}
+
 }  // namespace runner::data

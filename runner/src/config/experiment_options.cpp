@@ -95,6 +95,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   d.check = get<std::string>(doc, "data.check");
   d.allow_empty_classes = get<bool>(doc, "data.allow_empty_classes");
   d.on_bad_image = get<std::string>(doc, "data.on_bad_image");
+  d.reduced_decode = get<bool>(doc, "data.reduced_decode");
   d.sampler = get<std::string>(doc, "data.sampler");
   if (const nlohmann::json& weights = doc.at("data").at("sampler_weights"); weights.is_array())
     d.sampler_weights = weights.get<std::vector<double>>();

@@ -51,7 +51,8 @@ struct DataOptions {
   std::string check = "header";                              ///< data.check: header, full, none
   bool allow_empty_classes = false;                          ///< data.allow_empty_classes
   std::string on_bad_image = "error";                        ///< data.on_bad_image: error, skip
-  std::string sampler = "shuffle";          ///< data.sampler: shuffle, balanced, weighted
+  bool reduced_decode = true;       ///< data.reduced_decode: JPEGs decoded smaller where they may
+  std::string sampler = "shuffle";  ///< data.sampler: shuffle, balanced, weighted
   std::vector<double> sampler_weights;      ///< data.sampler_weights, per class (weighted)
   std::optional<size_t> samples_per_epoch;  ///< data.samples_per_epoch, over all processes
   bool multi_hot = false;  ///< task: multilabel: batches carry every label as multi-hot targets

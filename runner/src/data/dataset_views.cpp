@@ -31,8 +31,8 @@ class SubsetDataset : public Dataset,
   std::string encoded(size_t index) const override {
     return encoded_form(*base_)->encoded(indices_.at(index));
   }
-  Sample decode(size_t index, const std::string& bytes) const override {
-    return encoded_form(*base_)->decode(indices_.at(index), bytes);
+  Sample decode(size_t index, const std::string& bytes, int reduction) const override {
+    return encoded_form(*base_)->decode(indices_.at(index), bytes, reduction);
   }
   bool stores_encoded() const override { return encoded_form(*base_) != nullptr; }
   // The first samples (data.limit) cover the base's first shards, the last one cut.

@@ -45,6 +45,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Pipeline pipeline
       options_(options),
       sampler_(dataset_ ? dataset_->size() : 0, sampler_options(options)) {
   if (!dataset_) throw Error("data loader: no dataset");
+  reader_ = std::make_unique<SampleReader>(*dataset_, pipeline_, options_.reduced_decode);
   if (options_.batch_size == 0) throw ConfigError("data loader: batch_size must be at least 1");
   options_.prefetch = std::max<size_t>({options_.prefetch, options_.num_workers, 1});
   if (options_.resident) {
@@ -120,8 +121,7 @@ Batch DataLoader::make_batch(size_t batch_number) const {
   for (size_t pos = begin; pos < end; ++pos) {
     const SampledIndex& item = order_[pos];
     try {
-      Sample sample = dataset_->get(item.index);
-      pipeline_.apply(sample, options_.seed, epoch_, item.key);
+      Sample sample = reader_->read(item, options_.seed, epoch_);
       samples.push_back(std::move(sample));
     } catch (const std::exception& e) {
       const std::string file = sample_file(*dataset_, item.index);

@@ -18,6 +18,7 @@
 #include "data/batched_pipeline.hpp"
 #include "data/pipeline.hpp"
 #include "data/resident_split.hpp"
+#include "data/sample_reader.hpp"
 #include "data/sampler.hpp"
 #include "runner/data/dataset.hpp"
 
@@ -47,6 +48,9 @@ struct LoaderOptions {
   std::shared_ptr<const std::vector<double>> sampling_weights;
   /// A sharded dataset's layout: the training epoch reads shard by shard. See SamplerOptions.
   ShardLayout shards;
+  /// data.reduced_decode: JPEGs decoded at 1/2, 1/4 or 1/8 where the first transform shrinks
+  /// them enough (sample_reader.hpp); false: always whole.
+  bool reduced_decode = true;
   /// task: multilabel: batches carry multi-hot `targets` over this many classes; 0: none.
   int64_t multi_hot_classes = 0;
 };
@@ -105,6 +109,7 @@ class DataLoader {
 
   std::shared_ptr<const Dataset> dataset_;
   Pipeline pipeline_;
+  std::unique_ptr<SampleReader> reader_;  ///< reads dataset_ through pipeline_
   LoaderOptions options_;
   std::unique_ptr<BatchedPipeline> batched_;  ///< with options_.resident
   DistributedSampler sampler_;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "data/loader.hpp"
+#include "data/sample_reader.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/rank_loader.hpp"
 #include "runner/error.hpp"
@@ -25,9 +26,10 @@ constexpr size_t kProfiledSamples = 512;
 
 // One thread through the stages of `indices`' samples (the loader's work, taken apart).
 void profile_stages(const data::Dataset& dataset, const data::Pipeline& pipeline,
-                    const std::vector<int64_t>& indices, uint64_t seed, uint64_t epoch,
-                    DataBenchResult& result) {
+                    bool reduced_decode, const std::vector<int64_t>& indices, uint64_t seed,
+                    uint64_t epoch, DataBenchResult& result) {
   const data::EncodedDataset* encoded = data::encoded_form(dataset);
+  const data::SampleReader reader(dataset, pipeline, reduced_decode);
   result.encoded = encoded != nullptr;
   std::vector<data::Sample> samples;
   std::vector<size_t> positions;
@@ -36,18 +38,21 @@ void profile_stages(const data::Dataset& dataset, const data::Pipeline& pipeline
     const auto i = static_cast<size_t>(index);
     auto start = Clock::now();
     data::Sample sample;
+    int rows = 0, cols = 0, reduction = 1;
     if (encoded) {
       const std::string bytes = encoded->encoded(i);
       result.read += since(start);
       start = Clock::now();
-      sample = encoded->decode(i, bytes);
+      reduction = reader.reduction(bytes, seed, epoch, i, rows, cols);
+      sample = encoded->decode(i, bytes, reduction);
       result.decode += since(start);
+      if (reduction > 1) ++result.reduced;
     } else {
       sample = dataset.get(i);
       result.read += since(start);
     }
     start = Clock::now();
-    pipeline.apply(sample, seed, epoch, i);
+    reader.transform(sample, seed, epoch, i, rows, cols, reduction);
     result.transforms += since(start);
     samples.push_back(std::move(sample));
     positions.push_back(i);
@@ -100,7 +105,8 @@ DataBenchResult bench_data(const config::Experiment& e, const DataBenchOptions& 
   }
   result.seconds = since(start);
   result.loader_threads = loader.stats().worker_threads;
-  profile_stages(*dataset, pipeline, result.indices, o.seed, options.epoch, result);
+  profile_stages(*dataset, pipeline, lo.reduced_decode, result.indices, o.seed, options.epoch,
+                 result);
   return result;
 }
 
@@ -124,6 +130,10 @@ std::string describe(const DataBenchResult& r) {
                       stage(r.encoded ? "read" : "read+decode", r.read),
                       r.encoded ? stage("decode", r.decode) + ", " : std::string(),
                       stage("transforms", r.transforms), stage("collate", r.collate));
+  if (r.reduced > 0)
+    text += fmt::format(
+        "  {} of the {} images were JPEGs decoded at 1/2, 1/4 or 1/8 (data.reduced_decode)\n",
+        r.reduced, r.profiled);
   return text;
 }
 

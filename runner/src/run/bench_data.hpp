@@ -30,6 +30,7 @@ struct DataBenchResult {
   size_t profiled = 0;
   bool encoded = false;  ///< false: read and decode are one stage (arrays in memory)
   double read = 0, decode = 0, transforms = 0, collate = 0;
+  size_t reduced = 0;  ///< profiled JPEGs decoded at 1/2, 1/4 or 1/8 (data.reduced_decode)
   std::vector<int64_t> indices;  ///< dataset indices of the timed batches' samples, in order
 
   double images_per_s() const { return seconds > 0 ? samples / seconds : 0; }

@@ -19,6 +19,7 @@ data::LoaderOptions rank_loader_options(const config::ExperimentOptions& o,
   lo.rank = rank;
   lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
   lo.skip_bad_images = o.data.on_bad_image == "skip";
+  lo.reduced_decode = o.data.reduced_decode;
   if (o.multilabel) lo.multi_hot_classes = parts.splits.num_classes;
   if (training) {  // the training loop's draws (data.sampler, data.samples_per_epoch, shards)
     lo.samples_per_epoch = o.data.samples_per_epoch.value_or(0);

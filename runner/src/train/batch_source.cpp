@@ -76,6 +76,7 @@ data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
   lo.world_size = static_cast<size_t>(rank_.world->world_size());
   lo.pin_memory = rank_.device.is_cuda();
   lo.skip_bad_images = data_.on_bad_image == "skip";
+  lo.reduced_decode = data_.reduced_decode;
   if (data_.multi_hot) lo.multi_hot_classes = parts_.splits.num_classes;
   if (training) {
     lo.samples_per_epoch = data_.samples_per_epoch.value_or(0);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "runner/error.hpp"
@@ -38,7 +39,7 @@ ImageHeader png_header(const std::string& path, const std::vector<unsigned char>
   return h;
 }
 
-ImageHeader jpeg_header(const std::string& path, std::ifstream& in,
+ImageHeader jpeg_header(const std::string& path, std::istream& in,
                         const std::vector<unsigned char>& tail) {
   // Markers from the start: the first start-of-frame (SOF0..SOF15 but DHT, JPG, DAC) holds
   // the height and width.
@@ -67,11 +68,8 @@ ImageHeader jpeg_header(const std::string& path, std::ifstream& in,
   }
 }
 
-}  // namespace
-
-std::optional<ImageHeader> read_image_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError(path + ": cannot read it (" + std::strerror(errno) + ")");
+// The header of the image `in` holds (`path` names it in messages).
+std::optional<ImageHeader> header_of(const std::string& path, std::istream& in) {
   std::vector<unsigned char> head(64);
   in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
@@ -88,6 +86,19 @@ std::optional<ImageHeader> read_image_header(const std::string& path) {
   if (head.size() >= 3 && head[0] == 0xFF && head[1] == 0xD8 && head[2] == 0xFF)
     return jpeg_header(path, in, tail);
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ImageHeader> read_image_header(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(path + ": cannot read it (" + std::strerror(errno) + ")");
+  return header_of(path, in);
+}
+
+std::optional<ImageHeader> image_header_of(const std::string& bytes, const std::string& name) {
+  std::istringstream in(bytes);
+  return header_of(name, in);
 }
 
 }  // namespace runner::util

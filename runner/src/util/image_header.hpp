@@ -18,4 +18,7 @@ struct ImageHeader {
 /// naming the file and what is wrong with it.
 std::optional<ImageHeader> read_image_header(const std::string& path);
 
+/// The same for an image's bytes in memory (a shard member); `name` names it in messages.
+std::optional<ImageHeader> image_header_of(const std::string& bytes, const std::string& name);
+
 }  // namespace runner::util

@@ -64,8 +64,10 @@ class EncodedDataset {
   virtual ~EncodedDataset() = default;
   /// The stored bytes of sample `index`, as read from the storage.
   virtual std::string encoded(size_t index) const = 0;
-  /// Sample `index` from those bytes: the image decoded, the label.
-  virtual Sample decode(size_t index, const std::string& bytes) const = 0;
+  /// Sample `index` from those bytes: the image decoded, the label. `reduction` 2, 4 or 8: a
+  /// JPEG decoded at that fraction of its size (libjpeg's scaled DCT, ceil(size / reduction);
+  /// see scaled_source.hpp); other formats ignore it.
+  virtual Sample decode(size_t index, const std::string& bytes, int reduction = 1) const = 0;
   /// Whether it really stores encoded images (a view asks its base).
   virtual bool stores_encoded() const { return true; }
 };
