@@ -1,35 +1,31 @@
 #include <cstring>
+#include <vector>
 
 #include <torch/cuda.h>
 #include <torch/torch.h>
 #include <opencv2/core.hpp>
 
 #include "data/batch.hpp"
+#include "data/batch_memory.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
 namespace {
 
-/// Writes `image` (HxWxC, any depth) into `dst` as C planes of H*W floats.
+/// Writes `image` (HxWxC, any depth) into `dst` as C planes of H*W floats: OpenCV's vectorised
+/// split straight into the planes (a strided loop per value was a fifth of the loader's time).
 void write_chw(const cv::Mat& image, float* dst) {
   const int channels = image.channels();
   const size_t plane = static_cast<size_t>(image.rows) * image.cols;
   cv::Mat f = image;
-  if (image.depth() != CV_32F && image.depth() != CV_8U) image.convertTo(f, CV_32F);
-  for (int y = 0; y < f.rows; ++y) {
-    const size_t row = static_cast<size_t>(y) * f.cols;
-    if (f.depth() == CV_8U) {
-      const uint8_t* src = f.ptr<uint8_t>(y);
-      for (int x = 0; x < f.cols; ++x)
-        for (int c = 0; c < channels; ++c) dst[c * plane + row + x] = src[x * channels + c];
-    } else if (channels == 1) {
-      std::memcpy(dst + row, f.ptr<float>(y), sizeof(float) * f.cols);
-    } else {
-      const float* src = f.ptr<float>(y);
-      for (int x = 0; x < f.cols; ++x)
-        for (int c = 0; c < channels; ++c) dst[c * plane + row + x] = src[x * channels + c];
-    }
+  if (image.depth() != CV_32F) image.convertTo(f, CV_32F);  // exact for u8 (and the others)
+  if (channels == 1) {
+    f.copyTo(cv::Mat(f.rows, f.cols, CV_32F, dst));
+    return;
   }
+  std::vector<cv::Mat> planes;
+  for (int c = 0; c < channels; ++c) planes.emplace_back(f.rows, f.cols, CV_32F, dst + c * plane);
+  cv::split(f, planes);
 }
 
 }  // namespace
@@ -54,7 +50,11 @@ Batch collate(const std::vector<Sample>& samples, const std::vector<size_t>& ind
   auto options = torch::TensorOptions().pinned_memory(pin_memory && torch::cuda::is_available());
   Batch batch;
   batch.size = b;
-  batch.images = torch::empty({b, c, h, w}, options.dtype(torch::kFloat32));
+  // Pinned memory for CUDA copies comes from torch's caching host allocator; other batches reuse
+  // the pages of earlier ones (batch_memory.hpp).
+  batch.images = options.pinned_memory()
+                     ? torch::empty({b, c, h, w}, options.dtype(torch::kFloat32))
+                     : pooled_float_tensor({b, c, h, w});
   batch.labels = torch::empty({b}, options.dtype(torch::kInt64));
   batch.indices = torch::empty({b}, options.dtype(torch::kInt64));
   batch.padding = torch::empty({b}, options.dtype(torch::kBool));
