@@ -8,6 +8,7 @@ Usage: bench_data_test.py RUNNER SOURCE_DIR
 """
 import os
 import re
+import subprocess
 import sys
 
 import cv2
@@ -60,6 +61,38 @@ def main():
     if match and code == 0:
         check(decode_ms(whole) > decode_ms(out),
               f"decoding whole takes longer: {decode_ms(whole)} vs {decode_ms(out)} ms/image")
+
+    # --samples where it cannot write: a folder under a plain file is refused before anything
+    # is read (exit 2, one line); a full disk (a tiny tmpfs) fails in one line naming the file
+    # and leaves the earlier file there byte for byte, no temporary file beside it.
+    plain = write(os.path.join(tmp, "plain"), "x")
+    code, out = run("bench-data", [exp, "--samples", os.path.join(plain, "s.json")], expect=None)
+    check(code == 2 and "is not a folder this user can write" in out and "pipeline" not in out
+          and len(out.strip().splitlines()) == 1, f"--samples under a plain file: {out}")
+    full = os.path.join(tmp, "full")
+    os.makedirs(full)
+    if os.getuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", full],
+                                           capture_output=True).returncode == 0:
+        try:
+            earlier = os.path.join(full, "s.json")
+            run("bench-data", [exp, "--batches", "1", "--samples", earlier])
+            before = open(earlier, "rb").read() if os.path.exists(earlier) else b""
+            with open(os.path.join(full, "filler"), "wb") as f:
+                try:
+                    f.write(b"\0" * 16384)
+                except OSError:
+                    pass
+            code, out = run("bench-data", [exp, "--epoch", "2", "--samples", earlier], expect=None)
+            errors = [l for l in out.splitlines() if "error" in l]
+            check(code == 1 and len(errors) == 1 and "No space left" in errors[0] and earlier in errors[0]
+                  and before and open(earlier, "rb").read() == before
+                  and sorted(os.listdir(full)) == ["filler", "s.json"],
+                  f"--samples onto a full disk: one line, the earlier file unchanged: {code} {errors} "
+                  f"{os.listdir(full)}")
+        finally:
+            subprocess.run(["umount", full])
+    else:
+        print("note: the full-disk case needs root and a tmpfs mount: skipped")
 
     code, out = run("bench-data", [exp, "--rank", "2"], expect=None)
     check(code == 2 and "--rank 2 is not below the experiment's 2 processes" in out

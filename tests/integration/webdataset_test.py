@@ -105,6 +105,14 @@ def main():
                     + at, expect=None)
     check(code == 2 and "2 of 10 shards missing, the first " + os.path.join(shards, "train-000008.tar") in out
           and len(out.strip().splitlines()) == 1, f"missing shards at validate: {out}")
+    for command in (["run", "--dry-run"], ["run"]):
+        root = os.path.join(tmp, "missing_" + str(len(command)))
+        code, out = run(command[0], [EXPERIMENT] + command[1:] + [
+            "--set", "data.dataset.urls=train-{000000..000009}.tar", "--set", f"output.root={root}"]
+            + at + ranks_args(2), expect=None)
+        check(code == 2 and "2 of 10 shards missing" in out and len(out.strip().splitlines()) == 1
+              and "rank" not in out and not os.path.exists(root),
+              f"missing shards at {' '.join(command)}: exit 2, one line, no rank, no folder: {out}")
     # A truncated shard: at validate, named.
     cut = os.path.join(tmp, "cut")
     shutil.copytree(shards, cut)

@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +53,16 @@ int command_bench_data(const Args& args) {
   options.batches = static_cast<size_t>(positive("batches", 50, 1));
   options.epoch = static_cast<uint64_t>(positive("epoch", 1, 1) - 1);
   options.rank = static_cast<size_t>(positive("rank", 0, 0));
+  // --samples' folder is checked before anything is read: a path that cannot be written is a
+  // command-line error, not a failure after the timing.
+  if (cl.has("samples")) {
+    const std::filesystem::path folder =
+        std::filesystem::absolute(cl.get<std::string>("samples")).parent_path();
+    if (!std::filesystem::is_directory(folder) || ::access(folder.c_str(), W_OK | X_OK) != 0)
+      throw ConfigError("runner bench-data: --samples " + cl.get<std::string>("samples") + ": " +
+                        folder.string() +
+                        " is not a folder this user can write; give a file in one");
+  }
   const auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
   config::require_paths_exist(experiment);
   const run::DataBenchResult result = run::bench_data(experiment, options);
