@@ -132,16 +132,19 @@ size_t index_shard(const std::string& path, uint32_t shard, const SplitOptions& 
   const std::vector<TarMember> members = list_tar(path);
   std::ifstream labels(path, std::ios::binary);
   const size_t before = samples.size();
+  std::vector<std::pair<std::string, std::string>> names;  // each member's key and extension
+  names.reserve(members.size());
+  for (const auto& m : members) names.push_back(key_and_extension(m.name));
   for (size_t i = 0; i < members.size();) {
-    const std::string key = key_and_extension(members[i].name).first;
+    const std::string key = names[i].first;
     ShardSample s;
     s.shard = shard;
     s.key = key;
     const TarMember* image = nullptr;
     const TarMember* label = nullptr;
     std::string label_ext;
-    for (; i < members.size() && key_and_extension(members[i].name).first == key; ++i) {
-      const std::string ext = key_and_extension(members[i].name).second;
+    for (; i < members.size() && names[i].first == key; ++i) {
+      const std::string& ext = names[i].second;
       if (is_image_extension(ext)) {
         if (image)
           throw DataError(path + ": sample " + key + " has two images (" + image->name + ", " +

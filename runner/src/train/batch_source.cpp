@@ -6,6 +6,7 @@
 #include "data/class_sampling.hpp"
 #include "dist/world.hpp"
 #include "runner/error.hpp"
+#include "train/loader_options.hpp"
 #include "util/counted.hpp"
 
 namespace runner::train {
@@ -59,30 +60,16 @@ BatchSource::BatchSource(const RankContext& rank, const RunParts& parts,
 
 data::LoaderOptions BatchSource::options(int64_t batch_size, bool training,
                                          const std::shared_ptr<data::Dataset>& dataset) {
-  data::LoaderOptions lo;
-  lo.transforms_key = training ? "data.train_transforms" : "data.eval_transforms";
+  data::LoaderOptions lo = pass_loader_options(
+      data_, seed_, training ? dataset.get() : nullptr, parts_.splits.num_classes,
+      static_cast<size_t>(batch_size), static_cast<size_t>(rank_.world->rank()),
+      static_cast<size_t>(rank_.world->world_size()), sampling_weights_);
   if (data_device_ && dataset) {
     auto& resident = resident_[dataset.get()];
     if (!resident) resident = data::make_resident_split(*dataset, *data_device_);
     lo.resident = resident;
   }
-  lo.batch_size = static_cast<size_t>(batch_size);
-  lo.shuffle = training;    // evaluation keeps dataset order for gather_for_metrics
-  lo.drop_last = training;  // every rank takes the same number of steps
-  lo.num_workers = data_.num_workers;
-  lo.prefetch = data_.prefetch_batches;
-  lo.seed = seed_;
-  lo.rank = static_cast<size_t>(rank_.world->rank());
-  lo.world_size = static_cast<size_t>(rank_.world->world_size());
   lo.pin_memory = rank_.device.is_cuda();
-  lo.skip_bad_images = data_.on_bad_image == "skip";
-  lo.reduced_decode = data_.reduced_decode;
-  if (data_.multi_hot) lo.multi_hot_classes = parts_.splits.num_classes;
-  if (training) {
-    lo.samples_per_epoch = data_.samples_per_epoch.value_or(0);
-    lo.sampling_weights = sampling_weights_;
-    if (dataset) lo.shards = data::shard_layout(*dataset);  // webdataset: shard by shard
-  }
   return lo;
 }
 
