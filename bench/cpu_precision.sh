@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # precision: bf16 on a CPU with native bf16, whole runs side by side (issue 26, item 6): runner fp32
 # and bf16 against the Python original (timm + Accelerate, --mixed_precision bf16), interleaved,
-# on the reference model scaled to CPU: convnext_small, 56 px, PROCESSES x 1 thread, batch 16 per
-# process, STEPS optimizer steps (the first 3 excluded from images/s). runner's bf16 runs add
+# on the reference model scaled to CPU: MODEL (convnext_small; any native backbone or timm/<name>,
+# the original then runs timm's <name>), 56 px, PROCESSES x 1 thread, batch 16 per process, STEPS
+# optimizer steps (the first 3 excluded from images/s). runner's bf16 runs add
 # train.channels_last (CHANNELS_LAST=1, its best CPU setting); the original runs as written
 # (Accelerate's bf16; torchrun for 2 processes). Prints images/s and the ratios.
 #   bench/cpu_precision.sh                      # REPS=2 STEPS=12 PROCESSES=1 (~5 minutes)
 #   PROCESSES=2 STEPS=20 bench/cpu_precision.sh # the issue-42 setup: 2 ranks, as ddp_train.py
-# Env: BUILD_DIR (build), PYTHON (.venv/bin/python), REPS, STEPS, PROCESSES, CHANNELS_LAST,
+# Env: BUILD_DIR (build), PYTHON (.venv/bin/python), MODEL, REPS, STEPS, PROCESSES, CHANNELS_LAST,
 #      OUT (bench/out/cpu_precision).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,8 @@ STEPS=${STEPS:-12}
 PROCESSES=${PROCESSES:-1}
 CHANNELS_LAST=${CHANNELS_LAST:-1}
 OUT=${OUT:-bench/out/cpu_precision}
+MODEL=${MODEL:-convnext_small}
+PY_MODEL=${MODEL#timm/}
 ROOT=/usr/share/datasets/fashion-mnist
 mkdir -p "$OUT"
 grep -qw -e avx512_bf16 -e amx_bf16 /proc/cpuinfo || echo "note: this CPU has no native bf16"
@@ -33,7 +36,7 @@ data:
   train_transforms: [{name: horizontal_flip, p: 0.5}, {name: resize, height: 56, width: 56, interpolation: lanczos4}, {name: normalize, mean: 0.2860, std: 0.3530}]
   eval_transforms: [{name: resize, height: 56, width: 56, interpolation: lanczos4}, {name: normalize, mean: 0.2860, std: 0.3530}]
   num_workers: 1
-model: {backbone: convnext_small, in_chans: 1, num_classes: 10}
+model: {backbone: $MODEL, in_chans: 1, num_classes: 10}
 optimizer: {name: adam, lr: 5.0e-5}
 metrics: [{name: accuracy}]
 train: {epochs: 1, batch_size: 16, max_steps: $STEPS, log_every_steps: 4}
@@ -55,7 +58,7 @@ for rep in $(seq 1 "$REPS"); do
     [[ $precision == bf16 ]] && mp=bf16
     launcher=("$PYTHON")
     [[ $PROCESSES -gt 1 ]] && launcher=("$PYTHON" -m torch.distributed.run --nproc_per_node "$PROCESSES")
-    OMP_NUM_THREADS=1 "${launcher[@]}" bench/python_baseline.py --model convnext_small --image_size 56 \
+    OMP_NUM_THREADS=1 "${launcher[@]}" bench/python_baseline.py --model "$PY_MODEL" --image_size 56 \
       --bs 16 --threads 1 --lr 5e-5 --ep 1 --num_workers 1 --root $ROOT --cpu --max_steps "$STEPS" \
       --limit_val 64 --limit_test 64 --mixed_precision $mp --out "$OUT/python" >/dev/null 2>&1
     ips=$("$PYTHON" -c "import json;print(json.load(open('$OUT/python/summary.json'))['train_images_per_s'])")

@@ -8,14 +8,17 @@
 #include <cstdlib>
 #include <string>
 
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
 #include "config/schema_validator.hpp"
+#include "models/small_output_conv.hpp"
 #include "runner/models/compute_copies.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/optimizer.hpp"
 #include "runner/registries.hpp"
 #include "train/autocast_guard.hpp"
+#include "util/malloc_tuning.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 5) {
@@ -23,6 +26,10 @@ int main(int argc, char** argv) {
                  "usage: floor_bench <backbone> <size> <batch> <threads> [steps=20] [warmup=3]\n");
     return 2;
   }
+  // As runner-engine's main (FLOOR_MALLOC=default: glibc's own behaviour).
+  const char* malloc_env = std::getenv("FLOOR_MALLOC");
+  if (malloc_env == nullptr || std::string(malloc_env) != "default")
+    runner::util::tune_malloc_for_training();
   runner::register_builtin_plugins(runner::registries());
   const std::string name = argv[1];
   const int64_t size = std::stoll(argv[2]);
@@ -51,6 +58,9 @@ int main(int argc, char** argv) {
   // FLOOR_COMPUTE_COPIES=0: autocast casts every weight each forward (no kept bf16 copies).
   const char* copies = std::getenv("FLOOR_COMPUTE_COPIES");
   runner::models::set_compute_copies(copies == nullptr || std::string(copies) != "0");
+  // FLOOR_CONV_GEMM=0: every convolution through ATen (no GEMM form for small outputs).
+  const char* gemm = std::getenv("FLOOR_CONV_GEMM");
+  if (gemm != nullptr && std::string(gemm) == "0") runner::models::set_gemm_output_pixels(0);
   const auto& adam = runner::registries().optimizers.at("adam");
   // The adam plugin's schema defaults, as a config that names only lr gets them.
   nlohmann::json adam_params = {{"lr", 1e-3}};
@@ -77,19 +87,26 @@ int main(int argc, char** argv) {
     return loss;
   };
   for (int i = 0; i < warmup; ++i) step();  // allocations and kernel selection
+  // FLOOR_TRACE=file.json: the timed steps' ATen ops as a Chrome trace (slower: compare traces,
+  // not their images/s).
+  const char* trace = std::getenv("FLOOR_TRACE");
+  std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+  if (trace != nullptr) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(trace);
   const auto start = std::chrono::steady_clock::now();
   torch::Tensor last;
   for (int i = 0; i < steps; ++i) last = step();
+  profile.reset();
   (void)last.item<double>();  // wait for the last step (a no-op on CPU)
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "{\"backbone\":\"%s\",\"size\":%lld,\"batch\":%lld,\"threads\":%d,\"steps\":%d,"
-      "\"precision\":\"%s\",\"channels_last\":%s,\"compute_copies\":%s,\"images_per_s\":%.3f,\"ms_"
-      "per_step\":%.3f}\n",
+      "\"precision\":\"%s\",\"channels_last\":%s,\"compute_copies\":%s,\"conv_gemm\":%s,"
+      "\"images_per_s\":%.3f,\"ms_per_step\":%.3f}\n",
       name.c_str(), static_cast<long long>(size), static_cast<long long>(batch), threads, steps,
       precision.c_str(), channels_last ? "true" : "false",
-      runner::models::compute_copies_on() ? "true" : "false", steps * batch / seconds,
+      runner::models::compute_copies_on() ? "true" : "false",
+      runner::models::gemm_output_pixels() > 0 ? "true" : "false", steps * batch / seconds,
       1000.0 * seconds / steps);
   return 0;
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Where the 1-thread training step of convnext_small goes, op by op (issue 42, item 1).
+"""Where the 1-thread training step of a timm model goes, op by op (issues 42 and 55, item 1).
 
 The step is the compute floor's (forward + backward + Adam on one ready batch, no loader) of timm's
-convnext_small, 1 input channel, 10 classes, at 56 px, batch 16, on ONE thread, in eager PyTorch:
-the same ATen kernels runner's native convnext_small calls (runner's floor_bench and Python's
-floor agree within 5 %). torch.profiler records a steady window of steps (after warm-up), fp32 and
-bf16 autocast + channels_last; each ATen op's share of the step's self CPU time, its ms per step,
-and what it achieved against this core's peak:
+--model (convnext_small by default; resnet18, resnet50, resnet10t, efficientnet_b0, ...), 1 input
+channel, 10 classes, at 56 px, batch 16, on ONE thread, in eager PyTorch: the same ATen kernels
+runner's native models call (and what runner's timm/<name> TorchScript import runs). torch.profiler
+records a steady window of steps (after warm-up) for each --variants entry (fp32, bf16: autocast,
+_cl: channels_last); each ATen op's share of the step's self CPU time, its ms per step, and what it
+achieved against this core's peak:
 
 - FLOP-bound ops (convolutions and matrix products, where the profiler counts FLOPs): GFLOP/s
   against the probe's 1-thread GEMM peak of the same dtype (a 2048^3 fp32 or bf16 matmul);
@@ -15,7 +16,8 @@ and what it achieved against this core's peak:
 
 The probe measures the peaks here, on this machine, before the profile; nothing is assumed.
 
-  .venv/bin/python bench/op_profile.py [--steps 6] [--warmup 3] [--top 18] > bench/out/op_profile.md
+  .venv/bin/python bench/op_profile.py [--model resnet18] [--variants fp32,bf16_cl] [--steps 6]
+      [--warmup 3] [--top 18] > bench/out/op_profile.md
 """
 import argparse
 import time
@@ -55,12 +57,12 @@ def probe():
     return peaks
 
 
-def step_fn(bf16_channels_last, batch, size):
+def step_fn(model_name, bf16, channels_last, batch, size):
     torch.manual_seed(0)
-    model = timm.create_model("convnext_small", in_chans=1, num_classes=10)
+    model = timm.create_model(model_name, in_chans=1, num_classes=10)
     x = torch.randn(batch, 1, size, size)
     y = torch.randint(0, 10, (batch,))
-    if bf16_channels_last:
+    if channels_last:
         model = model.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
     # fused=True: one kernel over all parameters, as runner's adam plugin (at::_fused_adam_)
@@ -69,7 +71,7 @@ def step_fn(bf16_channels_last, batch, size):
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16_channels_last):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
             loss = F.cross_entropy(model(x), y)
         loss.backward()
         optimizer.step()
@@ -97,8 +99,14 @@ def call_bytes(event):
     return sum(sizes) * element + allocated
 
 
-def profile_variant(name, bf16_channels_last, args, peaks):
-    step = step_fn(bf16_channels_last, args.batch, args.size)
+VARIANTS = {"fp32": ("fp32", False, False), "fp32_cl": ("fp32 + channels_last", False, True),
+            "bf16": ("bf16 autocast", True, False),
+            "bf16_cl": ("bf16 autocast + channels_last", True, True)}
+
+
+def profile_variant(variant, args, peaks):
+    name, bf16, channels_last = VARIANTS[variant]
+    step = step_fn(args.model, bf16, channels_last, args.batch, args.size)
     for _ in range(args.warmup):
         step()
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True, with_flops=True,
@@ -117,7 +125,7 @@ def profile_variant(name, bf16_channels_last, args, peaks):
         row["flops"] += e.flops or 0
         row["bytes"] += call_bytes(e)
     total_us = sum(r["self_us"] for r in per_op.values())
-    gemm_peak = peaks["gemm_bf16" if bf16_channels_last else "gemm_fp32"]
+    gemm_peak = peaks["gemm_bf16" if bf16 else "gemm_fp32"]
     print(f"\n### {name}: {wall * 1e3:.0f} ms per step ({args.batch / wall:.1f} img/s, "
           f"profiled; ATen ops' self time {total_us / args.steps / 1e3:.0f} ms)\n")
     print("| op | calls/step | share | ms/step | achieved | of this core's peak |")
@@ -143,6 +151,9 @@ def profile_variant(name, bf16_channels_last, args, peaks):
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--model", default="convnext_small", help="a timm model name")
+    p.add_argument("--variants", default="fp32,bf16_cl",
+                   help="comma-separated: " + ", ".join(VARIANTS))
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--batch", type=int, default=16)
@@ -151,13 +162,13 @@ def main():
     args = p.parse_args()
     torch.set_num_threads(1)
     peaks = probe()
-    print(f"## Per-op profile of the 1-thread convnext_small step ({args.size} px, batch "
+    print(f"## Per-op profile of the 1-thread {args.model} step ({args.size} px, batch "
           f"{args.batch}; torch {torch.__version__}, timm {timm.__version__})\n")
     print(f"This core's 1-thread peaks (the probe): GEMM fp32 {peaks['gemm_fp32']:.1f} GFLOP/s, "
           f"GEMM bf16 {peaks['gemm_bf16']:.1f} GFLOP/s, copy {peaks['copy_gbs']:.1f} GB/s "
           f"(read + write).")
-    profile_variant("fp32", False, args, peaks)
-    profile_variant("bf16 autocast + channels_last", True, args, peaks)
+    for variant in args.variants.split(","):
+        profile_variant(variant, args, peaks)
 
 
 if __name__ == "__main__":

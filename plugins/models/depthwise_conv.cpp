@@ -1,4 +1,5 @@
 #include "depthwise_conv.hpp"
+#include "layers.hpp"
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
@@ -15,19 +16,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void accumulate(
   for (int64_t c = begin; c < end; ++c) acc[c] += grad[c] * in[c];
 }
 
-// The autocast type a convolution of `x` runs in (x's own type when autocast is off).
-at::ScalarType compute_type(const at::Tensor& x) {
-  const auto device = x.device().type();
-  if (at::autocast::is_autocast_enabled(device) && x.is_floating_point())
-    return at::autocast::get_autocast_dtype(device);
-  return x.scalar_type();
-}
-
 class DepthwiseConv : public torch::autograd::Function<DepthwiseConv> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias) {
-    const at::ScalarType type = compute_type(x);
+    const at::ScalarType type = autocast_type(x);
     // The casts autocast would make, made here so that backward has the tensors it computed on.
     c10::impl::ExcludeDispatchKeyGuard no_autocast(
         c10::DispatchKeySet({c10::DispatchKey::AutocastCPU, c10::DispatchKey::AutocastCUDA}));

@@ -1,5 +1,7 @@
 #include "layers.hpp"
 
+#include <ATen/autocast_mode.h>
+
 namespace runner::models {
 
 LayerNormImpl::LayerNormImpl(int64_t channels, double eps, bool channels_first)
@@ -30,6 +32,13 @@ torch::Tensor drop_path(const torch::Tensor& x, double p, bool training) {
   torch::Tensor mask = torch::empty(shape, x.options()).bernoulli_(keep);
   if (keep > 0.0) mask.div_(keep);
   return x * mask;
+}
+
+at::ScalarType autocast_type(const torch::Tensor& x) {
+  const auto device = x.device().type();
+  if (at::autocast::is_autocast_enabled(device) && x.is_floating_point())
+    return at::autocast::get_autocast_dtype(device);
+  return x.scalar_type();
 }
 
 void trunc_normal_(torch::Tensor w, double std) {

@@ -26,6 +26,10 @@ TORCH_MODULE(LayerNorm);
 /// survivors by 1/(1-p); the identity in eval mode or when p == 0.
 torch::Tensor drop_path(const torch::Tensor& x, double p, bool training);
 
+/// The type a convolution or matrix product of `x` runs in under autocast on x's device (x's own
+/// type when autocast is off there).
+at::ScalarType autocast_type(const torch::Tensor& x);
+
 /// timm's trunc_normal_(std): N(0, std) truncated to [-2, 2] (absolute bounds, as timm's).
 void trunc_normal_(torch::Tensor w, double std);
 

@@ -3,11 +3,13 @@
 #include <torch/torch.h>
 
 #include "layers.hpp"
+#include "max_pool.hpp"
 #include "models.hpp"
 #include "runner/models/batch_norm.hpp"
 #include "runner/models/grad_checkpoint.hpp"
 #include "runner/models/model.hpp"
 #include "runner/optim/layer_decay.hpp"
+#include "small_output_conv.hpp"
 
 namespace runner::models {
 namespace {
@@ -74,11 +76,23 @@ class BlockImpl : public nn::Module {
   }
 
   torch::Tensor compute(torch::Tensor x) {
-    torch::Tensor shortcut = downsample_ ? downsample_->forward(x) : x;
-    x = torch::relu(bn1_(conv1_(x)));
-    x = bn2_(conv2_(x));
-    if (bottleneck_) x = bn3_(conv3_(torch::relu(x)));
+    torch::Tensor shortcut = downsample_ ? downsample(x) : x;
+    x = torch::relu(bn1_(conv2d(*conv1_, x)));
+    x = bn2_(conv2d(*conv2_, x));
+    if (bottleneck_) x = bn3_(conv2d(*conv3_, torch::relu(x)));
     return torch::relu(drop_path(x, drop_path_rate_, is_training()) + shortcut);
+  }
+
+  // The shortcut's layers in order, its convolution through conv2d (the GEMM form at small
+  // outputs).
+  torch::Tensor downsample(torch::Tensor x) {
+    for (auto& layer : *downsample_) {
+      if (const auto* c = layer.ptr()->as<nn::Conv2d>())
+        x = conv2d(*c, x);
+      else
+        x = layer.forward(x);
+    }
+    return x;
   }
 
   /// timm's zero_init_last: the residual branch starts as zero, each block as the identity.
@@ -147,7 +161,7 @@ class ResNet : public Model, public optim::GroupsLayers {
   torch::Tensor forward_features(torch::Tensor x) override {
     x = deep_ ? stem_->forward(x) : conv1_(x);
     x = torch::relu(bn1_(x));
-    x = torch::max_pool2d(x, 3, 2, 1);
+    x = max_pool_3x3_s2(x);
     for (auto& layer : layers_) x = layer->forward(x);
     return x;
   }

@@ -16,6 +16,7 @@
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 #include "runner/suggest.hpp"
+#include "util/malloc_tuning.hpp"
 #include "util/process_title.hpp"
 
 namespace {
@@ -63,6 +64,7 @@ void print_usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  runner::util::tune_malloc_for_training();
   runner::util::remember_command_line(argc, argv);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     print_usage();
