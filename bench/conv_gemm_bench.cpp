@@ -4,13 +4,13 @@
 // Usage: conv_gemm_bench [rounds=5] [reps=10]
 // Prints a markdown table: ms per forward + backward (median of interleaved rounds) and the ratio.
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
+
+#include "bench_timing.hpp"
 
 #include "models/small_output_conv.hpp"
 #include "train/autocast_guard.hpp"
@@ -33,17 +33,7 @@ double time_ms(torch::nn::Conv2d& conv, const torch::Tensor& x, bool gemm, bool 
     y.backward(torch::ones_like(y));
     conv->weight.mutable_grad().reset();
   };
-  pass();
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) pass();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-             .count() /
-         reps;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return runner::bench::mean_ms(pass, reps);
 }
 
 }  // namespace
@@ -77,8 +67,9 @@ int main(int argc, char** argv) {
       std::printf("| 16x%lldx%lldx%lld | %lldx%lld/%lld | %lldx%lld | %s | %.2f | %.2f | %.2f |\n",
                   (long long)s.in_channels, (long long)s.size, (long long)s.size,
                   (long long)s.kernel, (long long)s.kernel, (long long)s.stride, (long long)out,
-                  (long long)out, bf16 ? "bf16" : "fp32", median(aten), median(gemm),
-                  median(aten) / median(gemm));
+                  (long long)out, bf16 ? "bf16" : "fp32", runner::bench::median(aten),
+                  runner::bench::median(gemm),
+                  runner::bench::median(aten) / runner::bench::median(gemm));
     }
   }
   return 0;

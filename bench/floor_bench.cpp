@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "config/schema_validator.hpp"
+#include "models/batch_norm_cpu.hpp"
 #include "models/small_output_conv.hpp"
 #include "runner/models/compute_copies.hpp"
 #include "runner/models/model.hpp"
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
   // FLOOR_CONV_GEMM=0: every convolution through ATen (no GEMM form for small outputs).
   const char* gemm = std::getenv("FLOOR_CONV_GEMM");
   if (gemm != nullptr && std::string(gemm) == "0") runner::models::set_gemm_output_pixels(0);
+  // FLOOR_BN=aten: BatchNorm through ATen in training too (not runner's CPU kernel).
+  const char* bn = std::getenv("FLOOR_BN");
+  if (bn != nullptr && std::string(bn) == "aten") runner::models::set_cpu_batch_norm(false);
   const auto& adam = runner::registries().optimizers.at("adam");
   // The adam plugin's schema defaults, as a config that names only lr gets them.
   nlohmann::json adam_params = {{"lr", 1e-3}};

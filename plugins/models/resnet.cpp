@@ -77,9 +77,9 @@ class BlockImpl : public nn::Module {
 
   torch::Tensor compute(torch::Tensor x) {
     torch::Tensor shortcut = downsample_ ? downsample(x) : x;
-    x = torch::relu(bn1_(conv2d(*conv1_, x)));
-    x = bn2_(conv2d(*conv2_, x));
-    if (bottleneck_) x = bn3_(conv2d(*conv3_, torch::relu(x)));
+    x = bn1_->forward_relu(conv2d(*conv1_, x));
+    x = bottleneck_ ? bn2_->forward_relu(conv2d(*conv2_, x)) : bn2_(conv2d(*conv2_, x));
+    if (bottleneck_) x = bn3_(conv2d(*conv3_, x));
     return torch::relu(drop_path(x, drop_path_rate_, is_training()) + shortcut);
   }
 
@@ -160,8 +160,7 @@ class ResNet : public Model, public optim::GroupsLayers {
 
   torch::Tensor forward_features(torch::Tensor x) override {
     x = deep_ ? stem_->forward(x) : conv1_(x);
-    x = torch::relu(bn1_(x));
-    x = max_pool_3x3_s2(x);
+    x = max_pool_3x3_s2(bn1_->forward_relu(x));
     for (auto& layer : layers_) x = layer->forward(x);
     return x;
   }

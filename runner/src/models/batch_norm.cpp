@@ -1,5 +1,7 @@
 #include "runner/models/batch_norm.hpp"
 
+#include "models/batch_norm_cpu.hpp"
+
 #include <torch/torch.h>
 
 #include <string>
@@ -144,7 +146,13 @@ void BatchNorm2dImpl::reset_parameters() {
   }
 }
 
-torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
+torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) { return apply(input, false); }
+
+torch::Tensor BatchNorm2dImpl::forward_relu(const torch::Tensor& input) {
+  return apply(input, true);
+}
+
+torch::Tensor BatchNorm2dImpl::apply(const torch::Tensor& input, bool relu) {
   if (input.dim() != 4) {
     throw Error("BatchNorm2d: expected a 4-d input [N, C, H, W] (got " +
                 std::to_string(input.dim()) + "-d)");
@@ -155,10 +163,16 @@ torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
     num_batches_tracked += 1;
     if (!options.momentum()) factor = 1.0 / num_batches_tracked.item<double>();
   }
+  const bool batch_statistics = is_training() || !options.track_running_stats();
+  if (batch_statistics && !all_reduce_sum_ && cpu_batch_norm_applies(input, weight)) {
+    return cpu_batch_norm_train(input, weight, bias, is_training() ? running_mean : torch::Tensor(),
+                                is_training() ? running_var : torch::Tensor(), factor,
+                                options.eps(), relu);
+  }
   if (!is_training() || !all_reduce_sum_) {
-    return torch::nn::functional::detail::batch_norm(
-        input, running_mean, running_var, weight, bias,
-        is_training() || !options.track_running_stats(), factor, options.eps());
+    torch::Tensor out = torch::nn::functional::detail::batch_norm(
+        input, running_mean, running_var, weight, bias, batch_statistics, factor, options.eps());
+    return relu ? torch::relu(out) : out;
   }
   const int64_t channels = input.size(1);
   torch::Tensor mean, invstd;
@@ -201,8 +215,9 @@ torch::Tensor BatchNorm2dImpl::forward(const torch::Tensor& input) {
       running_var.mul_(1 - factor).add_(unbiased.to(running_var.scalar_type()), factor);
     }
   }
-  return SyncBatchNormFunction::apply(input, weight, bias, mean, invstd, count,
-                                      c10::make_intrusive<SyncHook>(all_reduce_sum_));
+  torch::Tensor out = SyncBatchNormFunction::apply(input, weight, bias, mean, invstd, count,
+                                                   c10::make_intrusive<SyncHook>(all_reduce_sum_));
+  return relu ? torch::relu(out) : out;
 }
 
 void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {

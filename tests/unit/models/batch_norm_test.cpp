@@ -1,7 +1,10 @@
-// runner::models::BatchNorm2d: torch's BatchNorm2d until a sync group is attached; with one,
-// statistics over the group's batch (here a world of one, where they are the local ones).
+// runner::models::BatchNorm2d: torch's BatchNorm2d until a sync group is attached (in training
+// on the CPU through runner's kernel, equal to float rounding; bit for bit through ATen); with
+// one, statistics over the group's batch (here a world of one, where they are the local ones).
 
 #include "runner/models/batch_norm.hpp"
+
+#include "models/batch_norm_cpu.hpp"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -42,7 +45,10 @@ TEST(BatchNorm2d, KeepsTorchsStateDictNames) {
   EXPECT_EQ(ours->named_buffers().keys(), theirs->named_buffers().keys());
 }
 
-TEST(BatchNorm2d, WithoutSyncGroupIsTorchBatchNorm2dBitForBit) {
+// Three training steps and an eval forward against torch::nn::BatchNorm2d: bit for bit through
+// ATen (the CPU kernel off), within float rounding through runner's CPU kernel.
+void expect_torch_batch_norm(bool cpu_kernel) {
+  runner::models::set_cpu_batch_norm(cpu_kernel);
   torch::manual_seed(3);
   BatchNorm2d ours(4);
   torch::nn::BatchNorm2d theirs(4);
@@ -52,23 +58,35 @@ TEST(BatchNorm2d, WithoutSyncGroupIsTorchBatchNorm2dBitForBit) {
     ours->weight.copy_(theirs->weight);
     ours->bias.copy_(theirs->bias);
   }
+  auto same = [&](const torch::Tensor& a, const torch::Tensor& b) {
+    return cpu_kernel ? torch::allclose(a, b, 1e-5, 1e-6) : torch::equal(a, b);
+  };
   for (int step = 0; step < 3; ++step) {
     auto x = torch::randn({5, 4, 3, 3}) * 2 + 1;
     auto w = torch::randn({5, 4, 3, 3});
     auto a = train_step(ours, x, w);
     auto b = train_step(theirs, x, w);
-    EXPECT_TRUE(torch::equal(a.output, b.output));
-    EXPECT_TRUE(torch::equal(a.input_grad, b.input_grad));
-    EXPECT_TRUE(torch::equal(a.weight_grad, b.weight_grad));
-    EXPECT_TRUE(torch::equal(a.bias_grad, b.bias_grad));
-    EXPECT_TRUE(torch::equal(a.running_mean, b.running_mean));
-    EXPECT_TRUE(torch::equal(a.running_var, b.running_var));
+    EXPECT_TRUE(same(a.output, b.output));
+    EXPECT_TRUE(same(a.input_grad, b.input_grad));
+    EXPECT_TRUE(same(a.weight_grad, b.weight_grad));
+    EXPECT_TRUE(same(a.bias_grad, b.bias_grad));
+    EXPECT_TRUE(same(a.running_mean, b.running_mean));
+    EXPECT_TRUE(same(a.running_var, b.running_var));
   }
   EXPECT_TRUE(torch::equal(ours->num_batches_tracked, theirs->num_batches_tracked));
   ours->eval();
   theirs->eval();
   auto x = torch::randn({2, 4, 3, 3});
-  EXPECT_TRUE(torch::equal(ours->forward(x), theirs->forward(x)));
+  EXPECT_TRUE(same(ours->forward(x), theirs->forward(x)));
+  runner::models::set_cpu_batch_norm(true);
+}
+
+TEST(BatchNorm2d, WithoutSyncGroupIsTorchBatchNorm2dBitForBitThroughAten) {
+  expect_torch_batch_norm(false);
+}
+
+TEST(BatchNorm2d, WithoutSyncGroupIsTorchBatchNorm2dThroughTheCpuKernel) {
+  expect_torch_batch_norm(true);
 }
 
 // A world of one: the sync path's statistics and gradient formula must equal torch's.

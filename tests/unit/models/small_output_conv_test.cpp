@@ -9,8 +9,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "runner/models/model.hpp"
-#include "runner/registries.hpp"
+#include "model_test_util.hpp"
 
 namespace small_output_conv_test {
 
@@ -43,12 +42,6 @@ Result run(bool gemm, const nn::Conv2d& conv, const torch::Tensor& x0, const tor
   (out.to(torch::kFloat) * go).sum().backward();
   return {out.detach(), x.grad(), conv->weight.grad().clone(),
           conv->bias.defined() ? conv->bias.grad().clone() : torch::Tensor()};
-}
-
-double relative(const torch::Tensor& got, const torch::Tensor& want) {
-  return ((got.to(torch::kDouble) - want.to(torch::kDouble)).abs().max() /
-          want.to(torch::kDouble).abs().max().clamp_min(1e-12))
-      .item<double>();
 }
 
 struct Case {
@@ -85,10 +78,10 @@ TEST(SmallOutputConv, OutputsAndGradientsEqualAtenConvolution) {
         EXPECT_EQ(got.grad_w.scalar_type(), torch::kFloat);
         // fp32: sums in another order; bf16: the same bf16 operands, products summed apart.
         const double tolerance = bf16 ? 2e-2 : 1e-5;
-        EXPECT_LT(relative(got.out, want.out), tolerance);
-        EXPECT_LT(relative(got.grad_x, want.grad_x), tolerance);
-        EXPECT_LT(relative(got.grad_w, want.grad_w), tolerance);
-        if (c.bias) EXPECT_LT(relative(got.grad_b, want.grad_b), tolerance);
+        EXPECT_LT(runner::test::relative_error(got.out, want.out), tolerance);
+        EXPECT_LT(runner::test::relative_error(got.grad_x, want.grad_x), tolerance);
+        EXPECT_LT(runner::test::relative_error(got.grad_w, want.grad_w), tolerance);
+        if (c.bias) EXPECT_LT(runner::test::relative_error(got.grad_b, want.grad_b), tolerance);
       }
     }
   }
@@ -137,7 +130,8 @@ TEST(SmallOutputConv, Resnet18StepMatchesAtenConvolutions) {
   ASSERT_EQ(with_gemm.size(), with_aten.size());
   EXPECT_NEAR(with_gemm[0].item<double>(), with_aten[0].item<double>(), 1e-5);
   for (size_t i = 1; i < with_gemm.size(); ++i)
-    EXPECT_LT(relative(with_gemm[i], with_aten[i]), 1e-4) << "parameter " << i - 1;
+    EXPECT_LT(runner::test::relative_error(with_gemm[i], with_aten[i]), 1e-4)
+        << "parameter " << i - 1;
 }
 
 }  // namespace small_output_conv_test

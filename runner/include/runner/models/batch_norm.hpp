@@ -23,11 +23,17 @@ class BatchNorm2dImpl : public torch::nn::Cloneable<BatchNorm2dImpl> {
  public:
   explicit BatchNorm2dImpl(const torch::nn::BatchNormOptions& options);
 
-  /// Without a sync group, or in eval mode: exactly torch::nn::BatchNorm2d's forward (same
-  /// results bit for bit). In training mode with a group: normalises with the mean and variance
-  /// of the global batch (ranks' batch sizes may differ), updates the running statistics from
-  /// them, and its backward all-reduces the statistics' gradients. Every rank must call it then.
+  /// In eval mode: exactly torch::nn::BatchNorm2d's forward (same results bit for bit). In
+  /// training mode without a sync group: torch's, computed by runner's CPU kernel for a
+  /// contiguous NCHW float32/bf16 CPU input (models/batch_norm_cpu.hpp: the same to float
+  /// rounding, statistics in one pass) and by ATen otherwise. In training mode with a group:
+  /// normalises with the mean and variance of the global batch (ranks' batch sizes may differ),
+  /// updates the running statistics from them, and its backward all-reduces the statistics'
+  /// gradients. Every rank must call it then.
   torch::Tensor forward(const torch::Tensor& input);
+
+  /// relu(forward(input)), the ReLU folded into the CPU kernel's passes where it runs.
+  torch::Tensor forward_relu(const torch::Tensor& input);
 
   /// Attaches the all-reduce used in training mode; an empty function detaches it.
   void set_sync(AllReduceSum all_reduce_sum) { all_reduce_sum_ = std::move(all_reduce_sum); }
@@ -47,6 +53,8 @@ class BatchNorm2dImpl : public torch::nn::Cloneable<BatchNorm2dImpl> {
   torch::Tensor running_mean, running_var, num_batches_tracked;  ///< with track_running_stats
 
  private:
+  torch::Tensor apply(const torch::Tensor& input, bool relu);
+
   AllReduceSum all_reduce_sum_;
 };
 TORCH_MODULE(BatchNorm2d);
