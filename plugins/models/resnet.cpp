@@ -159,7 +159,7 @@ class ResNet : public Model, public optim::GroupsLayers {
   }
 
   torch::Tensor forward_features(torch::Tensor x) override {
-    x = deep_ ? stem_->forward(x) : conv1_(x);
+    x = deep_ ? stem_->forward(x) : conv2d(*conv1_, x);
     x = max_pool_3x3_s2(bn1_->forward_relu(x));
     for (auto& layer : layers_) x = layer->forward(x);
     return x;

@@ -97,22 +97,30 @@ int64_t gemm_output_pixels() { return max_gemm_pixels.load(); }
 
 torch::Tensor conv2d(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
-  auto& module = const_cast<torch::nn::Conv2dImpl&>(conv);
   const auto* padding = std::get_if<torch::ExpandingArray<2>>(&o.padding());
-  const int64_t max_pixels = max_gemm_pixels.load();
-  if (max_pixels == 0 || !x.is_cpu() || x.dim() != 4 || o.groups() != 1 || padding == nullptr ||
-      !std::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()))
-    return module.forward(x);
-  const at::ScalarType type = autocast_type(x);
-  if (type != at::kFloat && type != at::kBFloat16) return module.forward(x);
+  if (padding == nullptr || !std::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()))
+    return const_cast<torch::nn::Conv2dImpl&>(conv).forward(x);
   const auto k = *o.kernel_size(), s = *o.stride(), d = *o.dilation(), p = **padding;
-  const int64_t out_h = output_size(x.size(2), k[0], s[0], p[0], d[0]);
-  const int64_t out_w = output_size(x.size(3), k[1], s[1], p[1], d[1]);
-  if (out_h * out_w > max_pixels) return module.forward(x);
-  const Geometry g{{k[0], k[1]}, {s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}};
-  // An autograd Function takes no undefined tensor: no bias is an empty one.
-  const torch::Tensor bias = conv.bias.defined() ? compute_weight(conv.bias) : torch::empty({0});
-  return GemmConv::apply(x, compute_weight(conv.weight), bias, g, out_h, out_w);
+  // The weight a convolution computes with: under CPU bf16 autocast in training, its kept bf16
+  // copy (written by the optimizer: no cast of every weight in every forward), else itself.
+  const torch::Tensor weight = compute_weight(conv.weight);
+  const at::ScalarType type = autocast_type(x);
+  const int64_t max_pixels = max_gemm_pixels.load();
+  if (max_pixels > 0 && x.is_cpu() && x.dim() == 4 && o.groups() == 1 &&
+      (type == at::kFloat || type == at::kBFloat16)) {
+    const int64_t out_h = output_size(x.size(2), k[0], s[0], p[0], d[0]);
+    const int64_t out_w = output_size(x.size(3), k[1], s[1], p[1], d[1]);
+    if (out_h * out_w <= max_pixels) {
+      const Geometry g{{k[0], k[1]}, {s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}};
+      // An autograd Function takes no undefined tensor: no bias is an empty one.
+      const torch::Tensor bias =
+          conv.bias.defined() ? compute_weight(conv.bias) : torch::empty({0});
+      return GemmConv::apply(x, weight, bias, g, out_h, out_w);
+    }
+  }
+  // What Conv2dImpl::forward computes for zero padding, with the weight above.
+  return torch::conv2d(x, weight, conv.bias.defined() ? compute_weight(conv.bias) : conv.bias,
+                       {s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}, o.groups());
 }
 
 }  // namespace runner::models

@@ -21,7 +21,9 @@ constexpr int64_t kMaxGemmOutputPixels = 4;
 /// conv->forward(x), with the same outputs and gradients to float rounding (the sums in another
 /// order), through the GEMM form where it applies: a CPU tensor, groups 1, zero padding given as
 /// numbers, at most kMaxGemmOutputPixels output pixels per image, fp32 (or bf16 under CPU
-/// autocast, which it follows as at::conv2d does). The output keeps x's memory format.
+/// autocast, which it follows as at::conv2d does). The output keeps x's memory format. Either
+/// way the weight is compute_weight's: under CPU bf16 autocast in training the kept bf16 copy
+/// (the same bits autocast's cast would give), so no weight is cast in the forward.
 torch::Tensor conv2d(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
 
 /// The largest output, in pixels per image, that conv2d computes as a GEMM, for the whole

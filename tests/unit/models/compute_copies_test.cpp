@@ -150,15 +150,16 @@ TEST(ComputeCopies, OutsideBf16AutocastOrForAFrozenWeightTheWeightItself) {
   runner::models::set_compute_copies(true);
 }
 
-// The native ConvNeXt (its MLP as 1x1 convolutions: atto; as linear layers: tiny) trained by the
-// adam plugin under bf16 autocast: with kept copies the same weights, bit for bit, as with
-// autocast's cast every forward.
-struct TrainedConvNext {
+// A native model (ConvNeXt with its MLP as 1x1 convolutions: atto; as linear layers: tiny; a
+// ResNet, whose convolutions all read copies, the last stage's at 1x1 through the GEMM form)
+// trained by the adam plugin under bf16 autocast: with kept copies the same weights, bit for bit,
+// as with autocast's cast every forward.
+struct TrainedModel {
   std::vector<torch::Tensor> params;
   int64_t kept_copies = 0;
 };
 
-TrainedConvNext train_convnext(const std::string& name, bool copies) {
+TrainedModel train_model(const std::string& name, bool copies) {
   runner::models::set_compute_copies(copies);
   torch::manual_seed(7);
   auto model = runner::registries().models.at(name).factory({{"backbone", name},
@@ -183,7 +184,7 @@ TrainedConvNext train_convnext(const std::string& name, bool copies) {
     torch::nn::functional::cross_entropy(logits.to(torch::kFloat), y).backward();
     optimizer->update(torch::full({}, 1e-3, torch::kDouble), {});
   }
-  TrainedConvNext out;
+  TrainedModel out;
   for (const auto& p : model->parameters()) {
     out.params.push_back(p.detach().clone());
     out.kept_copies += compute_copy_to_write(p).defined();
@@ -192,13 +193,14 @@ TrainedConvNext train_convnext(const std::string& name, bool copies) {
   return out;
 }
 
-TEST(ComputeCopies, TheNativeConvNextTrainsAsWithAutocastsCast) {
-  // Each block's MLP weights and biases read kept copies: 4 per block (atto 12 blocks, tiny 18).
-  for (const auto& [name, blocks] :
-       std::vector<std::pair<std::string, int64_t>>{{"convnext_atto", 12}, {"convnext_tiny", 18}}) {
-    const auto with = train_convnext(name, true);
-    const auto without = train_convnext(name, false);
-    EXPECT_EQ(with.kept_copies, 4 * blocks) << name;
+TEST(ComputeCopies, TheNativeModelsTrainAsWithAutocastsCast) {
+  // ConvNeXt: each block's MLP weights and biases read kept copies, 4 per block (atto 12 blocks,
+  // tiny 18); resnet18: its 20 convolution weights.
+  for (const auto& [name, copied] : std::vector<std::pair<std::string, int64_t>>{
+           {"convnext_atto", 4 * 12}, {"convnext_tiny", 4 * 18}, {"resnet18", 20}}) {
+    const auto with = train_model(name, true);
+    const auto without = train_model(name, false);
+    EXPECT_EQ(with.kept_copies, copied) << name;
     EXPECT_EQ(without.kept_copies, 0) << name;
     ASSERT_EQ(with.params.size(), without.params.size());
     int64_t differing = 0;
