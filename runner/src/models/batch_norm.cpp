@@ -163,15 +163,14 @@ torch::Tensor BatchNorm2dImpl::apply(const torch::Tensor& input, bool relu) {
     num_batches_tracked += 1;
     if (!options.momentum()) factor = 1.0 / num_batches_tracked.item<double>();
   }
-  const bool batch_statistics = is_training() || !options.track_running_stats();
-  if (batch_statistics && !all_reduce_sum_ && cpu_batch_norm_applies(input, weight)) {
-    return cpu_batch_norm_train(input, weight, bias, is_training() ? running_mean : torch::Tensor(),
-                                is_training() ? running_var : torch::Tensor(), factor,
+  if (is_training() && !all_reduce_sum_ && cpu_batch_norm_applies(input, weight)) {
+    return cpu_batch_norm_train(input, weight, bias, running_mean, running_var, factor,
                                 options.eps(), relu);
   }
   if (!is_training() || !all_reduce_sum_) {
     torch::Tensor out = torch::nn::functional::detail::batch_norm(
-        input, running_mean, running_var, weight, bias, batch_statistics, factor, options.eps());
+        input, running_mean, running_var, weight, bias,
+        is_training() || !options.track_running_stats(), factor, options.eps());
     return relu ? torch::relu(out) : out;
   }
   const int64_t channels = input.size(1);

@@ -113,7 +113,8 @@ template <typename T>
 void forward_kernel(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                     double eps, bool relu, torch::Tensor& y, torch::Tensor& mean,
                     torch::Tensor& invstd, torch::Tensor& variance) {
-  const auto [n, c, hw] = sizes_of(x);
+  const Sizes sizes = sizes_of(x);  // plain names: lambdas capture no structured bindings in C++17
+  const int64_t n = sizes.batch, c = sizes.channels, hw = sizes.plane;
   const T* in = x.data_ptr<T>();
   T* out = y.data_ptr<T>();
   float* mean_data = mean.data_ptr<float>();
@@ -161,7 +162,8 @@ void backward_kernel(const torch::Tensor& grad, const torch::Tensor& x, const to
                      const torch::Tensor& weight, const torch::Tensor& mean,
                      const torch::Tensor& invstd, bool relu, torch::Tensor& grad_x,
                      torch::Tensor& grad_w, torch::Tensor& grad_b) {
-  const auto [n, c, hw] = sizes_of(x);
+  const Sizes sizes = sizes_of(x);  // plain names: lambdas capture no structured bindings in C++17
+  const int64_t n = sizes.batch, c = sizes.channels, hw = sizes.plane;
   const T* g_data = grad.data_ptr<T>();
   const T* x_data = x.data_ptr<T>();
   const T* y_data = relu ? y.data_ptr<T>() : nullptr;
