@@ -105,7 +105,7 @@ slurm_job_field() {  # LINE FIELD
 # BeginTime starts now and a held one is released. Every state change is logged in
 # $slurm_dir/job-JOB.states. Returns 1 (after slurm_job_report) when LIMIT_S passes first.
 slurm_job_until_ended() {  # JOB LIMIT_S
-  local job=$1 deadline=$(($(date +%s) + $2)) line state reason seen= errors=0
+  local job=$1 deadline=$(($(date +%s) + $2)) line state reason seen= errors=0 pending_since=0
   while :; do
     if ! line=$(scontrol show job -o "$job" 2>&1); then
       # slurmctld may be slow to answer on a loaded machine; a job it no longer knows has ended.
@@ -127,12 +127,19 @@ slurm_job_until_ended() {  # JOB LIMIT_S
       COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE | PREEMPTED)
         return 0 ;;
       PENDING)
+        # A requeued job started in the second its last run was killed in is refused by slurmd
+        # ("Job credential revoked": it compares whole seconds) and the job fails: release it 2 s
+        # or more after it is seen pending (SLURM itself would hold it about 2 minutes).
+        [ "$pending_since" != 0 ] || pending_since=$(date +%s)
         case $reason in
-          BeginTime) scontrol update JobId="$job" StartTime=now >/dev/null 2>&1 || true ;;
+          BeginTime)
+            [ "$(date +%s)" -lt $((pending_since + 3)) ] ||
+              scontrol update JobId="$job" StartTime=now >/dev/null 2>&1 || true ;;
           JobHeld* | *held*) scontrol release "$job" >/dev/null 2>&1 || true ;;
         esac ;;
       REQUEUE_HOLD) scontrol release "$job" >/dev/null 2>&1 || true ;;
     esac
+    [ "$state" = PENDING ] || pending_since=0
     if [ "$(date +%s)" -ge "$deadline" ]; then
       echo "job $job has not ended after $2 s"
       slurm_job_report "$job"
