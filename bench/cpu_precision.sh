@@ -9,7 +9,9 @@
 #   bench/cpu_precision.sh                      # REPS=2 STEPS=12 PROCESSES=1 (~5 minutes)
 #   PROCESSES=2 STEPS=20 bench/cpu_precision.sh # the issue-42 setup: 2 ranks, as ddp_train.py
 # Env: BUILD_DIR (build), PYTHON (.venv/bin/python), MODEL, REPS, STEPS, PROCESSES, CHANNELS_LAST,
-#      OUT (bench/out/cpu_precision).
+#      OUT (bench/out/cpu_precision); RUNNER_ALT_ENV (e.g. RUNNER_SCRIPTED_KERNELS=aten): each
+#      round also runs runner under that environment, as the side "runner_alt" (an A/B in the
+#      same interleaving).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -54,6 +56,13 @@ for rep in $(seq 1 "$REPS"); do
     d=$(ls -td "$OUT"/runs/cpu_precision/* | head -1)
     ips=$("$PYTHON" -c "import json;print(json.load(open('$d/summary.json'))['train_images_per_s'])")
     printf 'runner\t%s\t%s\n' $precision "$ips" | tee -a "$results"
+    if [[ -n ${RUNNER_ALT_ENV:-} ]]; then
+      env $RUNNER_ALT_ENV "$RUNNER" run "$OUT/cs.yaml" --set precision=$precision --set log_level=warn \
+        "${layout[@]}" >/dev/null 2>&1
+      d=$(ls -td "$OUT"/runs/cpu_precision/* | head -1)
+      ips=$("$PYTHON" -c "import json;print(json.load(open('$d/summary.json'))['train_images_per_s'])")
+      printf 'runner_alt\t%s\t%s\n' $precision "$ips" | tee -a "$results"
+    fi
     mp=no
     [[ $precision == bf16 ]] && mp=bf16
     launcher=("$PYTHON")
@@ -78,4 +87,7 @@ print(f"runner bf16 / runner fp32: {mean[('runner', 'bf16')] / mean[('runner', '
 print(f"python bf16 / python fp32: {mean[('python', 'bf16')] / mean[('python', 'fp32')]:.2f}x")
 print(f"runner bf16 / python bf16: {mean[('runner', 'bf16')] / mean[('python', 'bf16')]:.2f}x")
 print(f"runner fp32 / python fp32: {mean[('runner', 'fp32')] / mean[('python', 'fp32')]:.2f}x")
+for p in ("fp32", "bf16"):
+    if ("runner_alt", p) in mean:
+        print(f"runner {p} / runner_alt {p}: {mean[('runner', p)] / mean[('runner_alt', p)]:.2f}x")
 PY

@@ -17,6 +17,7 @@
 #include "runner/models/model.hpp"
 #include "runner/models/timm_import.hpp"
 #include "runner/optim/layer_decay.hpp"
+#include "scripted_kernels.hpp"
 
 namespace runner::models {
 namespace {
@@ -167,6 +168,7 @@ std::shared_ptr<Model> load_scripted(const std::string& path) {
                     what.substr(0, what.find('\n')) +
                     "): write it with torch.jit.script(model).save(path)");
   }
+  use_runner_kernels(script);
   return std::make_shared<ScriptedModel>(std::move(script), text("first_conv"), text("classifier"),
                                          left_out, std::move(layers));
 }

@@ -219,6 +219,18 @@ torch::Tensor BatchNorm2dImpl::apply(const torch::Tensor& input, bool relu) {
   return relu ? torch::relu(out) : out;
 }
 
+torch::Tensor batch_norm(const torch::Tensor& input, const torch::Tensor& weight,
+                         const torch::Tensor& bias, const torch::Tensor& running_mean,
+                         const torch::Tensor& running_var, bool training, double momentum,
+                         double eps, bool cudnn_enabled) {
+  if (training && weight.defined() == bias.defined() &&
+      running_mean.defined() == running_var.defined() && cpu_batch_norm_applies(input, weight))
+    return cpu_batch_norm_train(input, weight, bias, running_mean, running_var, momentum, eps,
+                                false);
+  return at::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                        cudnn_enabled);
+}
+
 void BatchNorm2dImpl::pretty_print(std::ostream& stream) const {
   stream << "runner::models::BatchNorm2d(" << options.num_features() << ", eps=" << options.eps()
          << ", momentum=";

@@ -1,7 +1,8 @@
-// runner::models::depthwise_conv2d (the native ConvNeXt's 7x7 depthwise convolution with
-// runner's own backward) against at::conv2d and ATen's backward: outputs, input, weight and bias
-// gradients, for NCHW and channels-last inputs, fp32 and bf16 autocast, and images down to one
-// pixel (convnext_small's last stages at 56 px), within float rounding.
+// runner::models::depthwise_conv2d (the native ConvNeXt's 7x7 depthwise convolution, and the
+// 3x3 and 5x5 ones at strides 1 and 2 of scripted EfficientNets and MobileNets, with runner's own
+// backward) against at::conv2d and ATen's backward: outputs, input, weight and bias gradients,
+// for NCHW and channels-last inputs, fp32 and bf16 autocast, and images down to one pixel
+// (convnext_small's last stages at 56 px), within float rounding.
 
 #include "models/depthwise_conv.hpp"
 
@@ -15,7 +16,7 @@ struct Result {
 };
 
 Result run(bool ours, const torch::Tensor& x0, const torch::Tensor& w0, const torch::Tensor& b0,
-           const torch::Tensor& go, bool bf16) {
+           const torch::Tensor& go, bool bf16, int64_t stride) {
   torch::Tensor x = x0.clone().requires_grad_(true);
   torch::Tensor w = w0.clone().requires_grad_(true);
   torch::Tensor b = b0.clone().requires_grad_(true);
@@ -23,8 +24,8 @@ Result run(bool ours, const torch::Tensor& x0, const torch::Tensor& w0, const to
   {
     at::autocast::set_autocast_enabled(at::kCPU, bf16);
     at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
-    out = ours ? runner::models::depthwise_conv2d(x, w, b)
-               : at::conv2d(x, w, b, 1, (w.size(2) - 1) / 2, 1, x.size(1));
+    out = ours ? runner::models::depthwise_conv2d(x, w, b, stride)
+               : at::conv2d(x, w, b, stride, (w.size(2) - 1) / 2, 1, x.size(1));
     at::autocast::set_autocast_enabled(at::kCPU, false);
     at::autocast::clear_cache();
   }
@@ -38,21 +39,24 @@ double relative(const torch::Tensor& got, const torch::Tensor& want) {
       .item<double>();
 }
 
-TEST(DepthwiseConv, OutputsAndGradientsEqualAtenConv2d) {
+void expect_equal_to_aten(int64_t kernel, int64_t stride) {
   torch::manual_seed(0);
   for (const auto& [channels, size] :
        {std::pair<int64_t, int64_t>{96, 14}, {40, 9}, {24, 3}, {16, 1}, {8, 5}}) {
     for (bool channels_last : {false, true}) {
       for (bool bf16 : {false, true}) {
-        SCOPED_TRACE(std::to_string(channels) + " channels, " + std::to_string(size) + " px" +
-                     (channels_last ? ", channels last" : "") + (bf16 ? ", bf16 autocast" : ""));
+        SCOPED_TRACE(std::to_string(kernel) + "x" + std::to_string(kernel) + " stride " +
+                     std::to_string(stride) + ", " + std::to_string(channels) + " channels, " +
+                     std::to_string(size) + " px" + (channels_last ? ", channels last" : "") +
+                     (bf16 ? ", bf16 autocast" : ""));
         torch::Tensor x = torch::randn({3, channels, size, size});
         if (channels_last) x = x.contiguous(torch::MemoryFormat::ChannelsLast);
-        const torch::Tensor w = torch::randn({channels, 1, 7, 7}) * 0.1;
+        const torch::Tensor w = torch::randn({channels, 1, kernel, kernel}) * 0.1;
         const torch::Tensor b = torch::randn({channels});
-        const torch::Tensor go = torch::randn({3, channels, size, size});
-        const Result want = run(false, x, w, b, go, bf16);
-        const Result got = run(true, x, w, b, go, bf16);
+        const int64_t out_size = (size - 1) / stride + 1;
+        const torch::Tensor go = torch::randn({3, channels, out_size, out_size});
+        const Result want = run(false, x, w, b, go, bf16, stride);
+        const Result got = run(true, x, w, b, go, bf16, stride);
         EXPECT_TRUE(got.grad_x.sizes() == want.grad_x.sizes());
         EXPECT_EQ(got.grad_x.scalar_type(), x.scalar_type());
         EXPECT_EQ(got.grad_w.scalar_type(), w.scalar_type());
@@ -65,6 +69,13 @@ TEST(DepthwiseConv, OutputsAndGradientsEqualAtenConv2d) {
       }
     }
   }
+}
+
+TEST(DepthwiseConv, OutputsAndGradientsEqualAtenConv2d) { expect_equal_to_aten(7, 1); }
+
+TEST(DepthwiseConv, EfficientNetsKernelsAndStridesEqualAtenConv2d) {
+  for (int64_t kernel : {3, 5})
+    for (int64_t stride : {1, 2}) expect_equal_to_aten(kernel, stride);
 }
 
 TEST(DepthwiseConv, TheWeightGradientIsTheSumOfEachTapsProducts) {
@@ -80,6 +91,25 @@ TEST(DepthwiseConv, TheWeightGradientIsTheSumOfEachTapsProducts) {
         for (int xx = 0; xx < 4; ++xx) {
           const int iy = y + i - 1, ix = xx + j - 1;
           if (iy >= 0 && iy < 3 && ix >= 0 && ix < 4) want += ga[0][0][y][xx] * xa[0][0][iy][ix];
+        }
+      EXPECT_EQ(got[0][0][i][j].item<double>(), want) << "tap " << i << "," << j;
+    }
+}
+
+TEST(DepthwiseConv, AStrideTwoWeightGradientSumsEachTapOverTheSampledPixels) {
+  // One image, one channel, a 3x3 kernel at stride 2 over 5x4: output pixel (y, x) reads input
+  // (2y + i - 1, 2x + j - 1), zero outside the image.
+  const torch::Tensor x = torch::arange(1, 21, torch::kFloat).reshape({1, 1, 5, 4});
+  const torch::Tensor go = torch::arange(1, 7, torch::kFloat).reshape({1, 1, 3, 2}).flip({3});
+  const torch::Tensor got = runner::models::depthwise_weight_grad(x, go, 3, 2);
+  const auto xa = x.accessor<float, 4>(), ga = go.accessor<float, 4>();
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double want = 0;
+      for (int y = 0; y < 3; ++y)
+        for (int xx = 0; xx < 2; ++xx) {
+          const int iy = 2 * y + i - 1, ix = 2 * xx + j - 1;
+          if (iy >= 0 && iy < 5 && ix >= 0 && ix < 4) want += ga[0][0][y][xx] * xa[0][0][iy][ix];
         }
       EXPECT_EQ(got[0][0][i][j].item<double>(), want) << "tap " << i << "," << j;
     }

@@ -25,8 +25,8 @@ class BatchNorm2dImpl : public torch::nn::Cloneable<BatchNorm2dImpl> {
 
   /// In eval mode: exactly torch::nn::BatchNorm2d's forward (same results bit for bit). In
   /// training mode without a sync group: torch's, computed by runner's CPU kernel for a
-  /// contiguous NCHW float32/bf16 CPU input (models/batch_norm_cpu.hpp: the same to float
-  /// rounding, statistics in one pass) and by ATen otherwise. In training mode with a group:
+  /// contiguous NCHW float32 CPU input (models/batch_norm_cpu.hpp: the same to float rounding,
+  /// statistics in one pass) and by ATen otherwise. In training mode with a group:
   /// normalises with the mean and variance of the global batch (ranks' batch sizes may differ),
   /// updates the running statistics from them, and its backward all-reduces the statistics'
   /// gradients. Every rank must call it then.
@@ -58,5 +58,13 @@ class BatchNorm2dImpl : public torch::nn::Cloneable<BatchNorm2dImpl> {
   AllReduceSum all_reduce_sum_;
 };
 TORCH_MODULE(BatchNorm2d);
+
+/// at::batch_norm, computed by runner's CPU kernel where BatchNorm2d's training mode would use
+/// it (training, a contiguous NCHW float32 CPU input, weight and bias both given or both not):
+/// the op a TorchScript model's BatchNorms call once runner's kernels are in its graph.
+torch::Tensor batch_norm(const torch::Tensor& input, const torch::Tensor& weight,
+                         const torch::Tensor& bias, const torch::Tensor& running_mean,
+                         const torch::Tensor& running_var, bool training, double momentum,
+                         double eps, bool cudnn_enabled);
 
 }  // namespace runner::models
