@@ -25,6 +25,10 @@ Override parse_override(const std::string& text) {
   if (eq == std::string::npos || eq == 0) {
     throw ConfigError("--set " + text + ": expected KEY=VALUE, e.g. --set optimizer.lr=1e-4");
   }
+  // Not echoed: a byte that is not UTF-8 in a message would break the JSON it is written to.
+  if (const size_t bad = invalid_utf8_at(text); bad != std::string::npos)
+    throw ConfigError("--set: the override is not valid UTF-8 text (byte " +
+                      std::to_string(bad + 1) + " of its KEY=VALUE): write it in UTF-8");
   Override o{text, {}, text.substr(eq + 1)};
   const std::string key = text.substr(0, eq);
   size_t start = 0;

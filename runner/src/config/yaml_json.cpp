@@ -236,25 +236,34 @@ std::string escape_env(const std::string& text) {
   return out.append(begin, text.cend());
 }
 
-// Position of the first byte that is not well-formed UTF-8, or npos.
+// Position of the first byte that is not well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF, as JSON writers check), or npos.
 size_t invalid_utf8_at(const std::string& s) {
   size_t i = 0;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
     size_t length = 0;
-    if (c < 0x80)
+    unsigned char low = 0x80, high = 0xBF;  // the range of the byte after the lead
+    if (c < 0x80) {
       length = 1;
-    else if (c >= 0xC2 && c <= 0xDF)
+    } else if (c >= 0xC2 && c <= 0xDF) {
       length = 2;
-    else if (c >= 0xE0 && c <= 0xEF)
+    } else if (c >= 0xE0 && c <= 0xEF) {
       length = 3;
-    else if (c >= 0xF0 && c <= 0xF4)
+      if (c == 0xE0) low = 0xA0;   // overlong below
+      if (c == 0xED) high = 0x9F;  // surrogates above
+    } else if (c >= 0xF0 && c <= 0xF4) {
       length = 4;
-    else
+      if (c == 0xF0) low = 0x90;   // overlong below
+      if (c == 0xF4) high = 0x8F;  // past U+10FFFF above
+    } else {
       return i;
+    }
     if (i + length > s.size()) return i;
-    for (size_t k = 1; k < length; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    for (size_t k = 1; k < length; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < low || b > high) : (b & 0xC0) != 0x80) return i;
+    }
     i += length;
   }
   return std::string::npos;

@@ -19,6 +19,9 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& origin, So
 /// Reads and parses a YAML file (errors name the file).
 nlohmann::json load_yaml_file(const std::string& path, SourceMap& marks);
 
+/// Position of the first byte of `text` that is not well-formed UTF-8, or npos.
+size_t invalid_utf8_at(const std::string& text);
+
 /// The core-schema value of a plain scalar: null, bool, int, float, else the string itself.
 nlohmann::json typed_plain_scalar(const std::string& text);
 

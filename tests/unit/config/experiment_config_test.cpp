@@ -116,6 +116,17 @@ TEST_F(ExperimentConfig, BadSetPathsAreErrors) {
       error_of(yaml, {"data.train_transforms.5.p=1"}),
       "--set data.train_transforms.5.p=1: data.train_transforms.5: index 5 is past the end of a "
       "list of 1 (use 1 to append)");
+  // Not UTF-8 (a shell's bytes from another locale): refused without echoing them, since the
+  // command is written into run.json.
+  EXPECT_EQ(error_of(yaml, {"name=caf\xc3"}),
+            "--set: the override is not valid UTF-8 text (byte 9 of its KEY=VALUE): write it in "
+            "UTF-8");
+  EXPECT_EQ(error_of(yaml, {"name=\xe0\x86\x9e"}),  // an overlong form: what JSON writers refuse
+            "--set: the override is not valid UTF-8 text (byte 6 of its KEY=VALUE): write it in "
+            "UTF-8");
+  EXPECT_EQ(error_of(yaml, {"opt\xffimizer.lr=1"}),
+            "--set: the override is not valid UTF-8 text (byte 4 of its KEY=VALUE): write it in "
+            "UTF-8");
 }
 
 TEST_F(ExperimentConfig, SetValuesAreTypedByTheSchema) {
@@ -206,6 +217,17 @@ TEST_F(ExperimentConfig, RawControlCharacterIsAnErrorAtItsPlace) {
   EXPECT_EQ(msg, file() +
                      ":3:19: the file contains the control character 0x00 (only tab and line "
                      "breaks may appear in YAML text)");
+}
+
+TEST_F(ExperimentConfig, TextThatIsNotUtf8IsAnErrorAtItsPlace) {
+  // A stray Latin-1 byte, an overlong form and a surrogate: JSON writers refuse all three, so
+  // the file is refused where they are (not later, when run.json is written).
+  for (const auto& [bad, column] : std::vector<std::pair<std::string, int>>{
+           {"caf\xe9", 22}, {"\xe0\x86\x9e", 19}, {"\xed\xa0\x80", 19}})
+    EXPECT_EQ(error_of("name: t\nmodel: {backbone: " + bad + "}\n"),
+              file() + ":2:" + std::to_string(column) +
+                  ": the file is not valid UTF-8 text (save it as UTF-8)")
+        << column;
 }
 
 TEST_F(ExperimentConfig, QuotedScalarsStayStrings) {
