@@ -32,7 +32,7 @@ torch::Tensor scripted_conv2d(const torch::Tensor& input, const torch::Tensor& w
   const auto [stride_y, stride_x] = pair_of(stride);
   const auto [pad_y, pad_x] = pair_of(padding);
   const auto [dilation_y, dilation_x] = pair_of(dilation);
-  const bool depthwise = input.is_cpu() && input.dim() == 4 && groups > 1 &&
+  const bool depthwise = input.is_cpu() && input.dim() == 4 && weight.dim() == 4 && groups > 1 &&
                          input.size(1) == groups && weight.size(0) == groups &&
                          weight.size(1) == 1 && weight.size(3) == k && k % 2 == 1 &&
                          pad_y == (k - 1) / 2 && pad_x == pad_y && dilation_y == 1 &&
