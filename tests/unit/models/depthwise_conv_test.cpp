@@ -78,41 +78,35 @@ TEST(DepthwiseConv, EfficientNetsKernelsAndStridesEqualAtenConv2d) {
     for (int64_t stride : {1, 2}) expect_equal_to_aten(kernel, stride);
 }
 
-TEST(DepthwiseConv, TheWeightGradientIsTheSumOfEachTapsProducts) {
-  // One image, one channel, a 3x3 kernel: every tap by hand (zero outside the image).
-  const torch::Tensor x = torch::arange(1, 13, torch::kFloat).reshape({1, 1, 3, 4});
-  const torch::Tensor go = torch::arange(1, 13, torch::kFloat).reshape({1, 1, 3, 4}).flip({3});
-  const torch::Tensor got = runner::models::depthwise_weight_grad(x, go, 3);
+// depthwise_weight_grad of one image and one channel with a 3x3 kernel at `stride` against
+// every tap summed by hand: output pixel (y, x) reads input (stride * y + i - 1, stride * x + j
+// - 1), zero outside the image.
+void expect_taps_summed_by_hand(const torch::Tensor& x, const torch::Tensor& go, int stride) {
+  const torch::Tensor got = runner::models::depthwise_weight_grad(x, go, 3, stride);
   const auto xa = x.accessor<float, 4>(), ga = go.accessor<float, 4>();
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
       double want = 0;
-      for (int y = 0; y < 3; ++y)
-        for (int xx = 0; xx < 4; ++xx) {
-          const int iy = y + i - 1, ix = xx + j - 1;
-          if (iy >= 0 && iy < 3 && ix >= 0 && ix < 4) want += ga[0][0][y][xx] * xa[0][0][iy][ix];
+      for (int y = 0; y < go.size(2); ++y)
+        for (int xx = 0; xx < go.size(3); ++xx) {
+          const int iy = stride * y + i - 1, ix = stride * xx + j - 1;
+          if (iy >= 0 && iy < x.size(2) && ix >= 0 && ix < x.size(3))
+            want += ga[0][0][y][xx] * xa[0][0][iy][ix];
         }
       EXPECT_EQ(got[0][0][i][j].item<double>(), want) << "tap " << i << "," << j;
     }
 }
 
+TEST(DepthwiseConv, TheWeightGradientIsTheSumOfEachTapsProducts) {
+  expect_taps_summed_by_hand(torch::arange(1, 13, torch::kFloat).reshape({1, 1, 3, 4}),
+                             torch::arange(1, 13, torch::kFloat).reshape({1, 1, 3, 4}).flip({3}),
+                             1);
+}
+
 TEST(DepthwiseConv, AStrideTwoWeightGradientSumsEachTapOverTheSampledPixels) {
-  // One image, one channel, a 3x3 kernel at stride 2 over 5x4: output pixel (y, x) reads input
-  // (2y + i - 1, 2x + j - 1), zero outside the image.
-  const torch::Tensor x = torch::arange(1, 21, torch::kFloat).reshape({1, 1, 5, 4});
-  const torch::Tensor go = torch::arange(1, 7, torch::kFloat).reshape({1, 1, 3, 2}).flip({3});
-  const torch::Tensor got = runner::models::depthwise_weight_grad(x, go, 3, 2);
-  const auto xa = x.accessor<float, 4>(), ga = go.accessor<float, 4>();
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
-      double want = 0;
-      for (int y = 0; y < 3; ++y)
-        for (int xx = 0; xx < 2; ++xx) {
-          const int iy = 2 * y + i - 1, ix = 2 * xx + j - 1;
-          if (iy >= 0 && iy < 5 && ix >= 0 && ix < 4) want += ga[0][0][y][xx] * xa[0][0][iy][ix];
-        }
-      EXPECT_EQ(got[0][0][i][j].item<double>(), want) << "tap " << i << "," << j;
-    }
+  // 5x4 at stride 2: a 3x2 output.
+  expect_taps_summed_by_hand(torch::arange(1, 21, torch::kFloat).reshape({1, 1, 5, 4}),
+                             torch::arange(1, 7, torch::kFloat).reshape({1, 1, 3, 2}).flip({3}), 2);
 }
 
 }  // namespace
