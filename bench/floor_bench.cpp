@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   // FLOOR_PRECISION=bf16|fp16: the forward under autocast, as precision: does in the trainer.
   const char* precision_env = std::getenv("FLOOR_PRECISION");
   const std::string precision = precision_env ? precision_env : "fp32";
+  // FLOOR_OPTIMIZER=0: no optimizer step (its share of the floor step is the difference).
+  const char* optimizer_env = std::getenv("FLOOR_OPTIMIZER");
+  const bool optimizer_step = optimizer_env == nullptr || std::string(optimizer_env) != "0";
   auto step = [&] {
     optimizer->torch_optimizer().zero_grad();  // set to none, as the trainer
     torch::Tensor logits;
@@ -87,7 +90,7 @@ int main(int argc, char** argv) {
     }
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), y);
     loss.backward();
-    optimizer->update(lr, {});
+    if (optimizer_step) optimizer->update(lr, {});
     return loss;
   };
   for (int i = 0; i < warmup; ++i) step();  // allocations and kernel selection
