@@ -23,6 +23,7 @@ struct WithCopy {
 // One fused call's tensors: the kernel wants one device and dtype per call.
 struct FusedLists {
   std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
+  std::vector<torch::Tensor> unowned_steps;  ///< the sharded step: counts of what others step
   std::vector<WithCopy> with_copy;
   torch::Device device = torch::kCPU;
 };
@@ -54,7 +55,34 @@ void step_with_copies(const std::vector<WithCopy>& with_copy, const AdamStepOpti
   }
 }
 
+// Elements [begin, begin + count) of `t` in its memory order, as a 1-d float32 view.
+torch::Tensor elements(const torch::Tensor& t, int64_t begin, int64_t count) {
+  return torch::from_blob(t.data_ptr<float>() + begin, {count}, t.options());
+}
+
+// The sharded step's state tensor `slot` of `param`: `held` where it lives in shared memory
+// already, else the shared one, with this rank's owned elements of `held` (a checkpoint's)
+// copied in; the other ranks copy theirs as they step them.
+torch::Tensor shared_state(const ParameterShards& shards, const torch::Tensor& param,
+                           const torch::Tensor& held, int slot, std::pair<int64_t, int64_t> owned) {
+  torch::Tensor shared = shards.shared_state(param, slot);
+  if (held.defined() && held.data_ptr() == shared.data_ptr()) return held;
+  if (!held.defined()) return shared;
+  const torch::Tensor laid_out =
+      held.strides() == param.strides() ? held : torch::empty_like(param).copy_(held);
+  const int64_t count = owned.second - owned.first;
+  if (count > 0) elements(shared, owned.first, count).copy_(elements(laid_out, owned.first, count));
+  return shared;
+}
+
 }  // namespace
+
+template <class Base, class GroupOptions, class ParamState, bool decoupled>
+int FusedAdam<Base, GroupOptions, ParamState, decoupled>::state_slots() const {
+  for (const auto& group : this->param_groups())
+    if (static_cast<const GroupOptions&>(group.options()).amsgrad()) return 3;
+  return 2;
+}
 
 template <class Base, class GroupOptions, class ParamState, bool decoupled>
 torch::Tensor FusedAdam<Base, GroupOptions, ParamState, decoupled>::step(
@@ -79,6 +107,37 @@ void FusedAdam<Base, GroupOptions, ParamState, decoupled>::update(const torch::T
       if (!p.grad().defined()) continue;
       TORCH_CHECK(!p.grad().is_sparse(), "Adam does not support sparse gradients");
       auto& slot = this->state_[state_key(this->state_, p)];
+      if (shards_) {  // one copy of the state on the host, each rank stepping its elements
+        if (!slot) {
+          auto state = std::make_unique<ParamState>();
+          state->step(0);
+          slot = std::move(state);
+        }
+        auto& state = static_cast<ParamState&>(*slot);
+        const auto owned = shards_->owned(p);
+        state.exp_avg(shared_state(*shards_, p, state.exp_avg(), 0, owned));
+        state.exp_avg_sq(shared_state(*shards_, p, state.exp_avg_sq(), 1, owned));
+        if (amsgrad)
+          state.max_exp_avg_sq(shared_state(*shards_, p, state.max_exp_avg_sq(), 2, owned));
+        FusedLists& l = lists[{p.device().str(), static_cast<int>(p.scalar_type())}];
+        torch::Tensor& count = step_counts_[p.unsafeGetTensorImpl()];
+        if (!count.defined())
+          count = torch::full({}, static_cast<double>(state.step()), torch::kFloat);
+        const int64_t n = owned.second - owned.first;
+        if (n <= 0) {
+          l.unowned_steps.push_back(count);
+          continue;
+        }
+        TORCH_CHECK(p.grad().strides() == p.strides(),
+                    "internal: the sharded step needs gradients laid out as their parameters");
+        l.params.push_back(elements(p, owned.first, n));
+        l.grads.push_back(elements(p.grad(), owned.first, n));
+        l.exp_avgs.push_back(elements(state.exp_avg(), owned.first, n));
+        l.exp_avg_sqs.push_back(elements(state.exp_avg_sq(), owned.first, n));
+        if (amsgrad) l.max_exp_avg_sqs.push_back(elements(state.max_exp_avg_sq(), owned.first, n));
+        l.steps.push_back(count);
+        continue;
+      }
       if (!slot) {  // as the base class initialises it
         auto state = std::make_unique<ParamState>();
         state->step(0);
@@ -126,6 +185,7 @@ void FusedAdam<Base, GroupOptions, ParamState, decoupled>::update(const torch::T
       std::vector<torch::Tensor> every_step = l.steps;
       for (const auto& w : l.with_copy)
         if (w.in_same_pass) every_step.push_back(w.step);
+      every_step.insert(every_step.end(), l.unowned_steps.begin(), l.unowned_steps.end());
       at::_foreach_add_(every_step, increment);
       const torch::Tensor group_lr =
           lr.defined() ? optim::group_lr_tensor(lr, options.lr(), first_lr) : torch::Tensor();

@@ -18,15 +18,19 @@
 #include <torch/torch.h>
 
 #include "runner/optim/optimizer.hpp"
+#include "runner/optim/sharded_step.hpp"
 
 namespace runner::optim {
 
 /// torch::optim::Adam (decoupled = false: weight decay added to the gradient) or AdamW (true:
 /// decoupled) with a fused step; amsgrad included.
 template <class Base, class GroupOptions, class ParamState, bool decoupled>
-class FusedAdam : public Base, public optim::Optimizer {
+class FusedAdam : public Base, public optim::Optimizer, public optim::ShardedStep {
  public:
   using Base::Base;
+
+  int state_slots() const override;
+  void step_shards(const ParameterShards* shards) override { shards_ = shards; }
 
   torch::optim::Optimizer& torch_optimizer() override { return *this; }
   /// `lr` undefined (torch's step()): each group's own lr as a number.
@@ -40,6 +44,8 @@ class FusedAdam : public Base, public optim::Optimizer {
   /// Each parameter's step count as the float32 tensor on its device that the kernel reads (the
   /// truth while training; the state's int64 copy is written by state_to_host()).
   std::map<const void*, torch::Tensor> step_counts_;
+  const ParameterShards* shards_ =
+      nullptr;  ///< set: the sharded step (runner/optim/sharded_step.hpp)
 };
 
 using FusedAdamL2 =

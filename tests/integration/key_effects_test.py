@@ -7,6 +7,7 @@ Usage: key_effects_test.py RUNNER
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -235,6 +236,50 @@ def main():
         out, _ = r.run(*two, "train.grad_transport=shared_memory", "train.grad_comm=fp16", expect=2)
         check("train.grad_transport: shared_memory" in out and "grad_comm is fp16" in out,
               f"shared_memory with fp16 gradients: exit 2 naming both keys\n{out[-600:]}")
+        # train.shard_optimizer: 2 CPU ranks with adam keep one copy of the parameters and of
+        # Adam's moments in shared memory and each steps its share (auto); off: every rank steps
+        # everything. The same bits either way (a share boundary falls on whole vector widths of
+        # a parameter); the checkpoint holds the whole state: a sharded run resumed without
+        # sharding goes on as the sharded run does.
+        adam = ["optimizer.name=adam", "optimizer.lr=0.003", "train.epochs=2"]
+        step_kind = lambda d: r.summary(d).get("gradient_sync", {}).get("optimizer_step")
+        _, sharded = r.run(*two, *adam)
+        _, replicated = r.run(*two, *adam, "train.shard_optimizer=off")
+        check((step_kind(sharded), step_kind(replicated)) == ("sharded", "replicated"),
+              f"shard_optimizer auto shards adam on one host, off does not: "
+              f"{step_kind(sharded)}, {step_kind(replicated)}")
+        check(losses(sharded) == losses(replicated) and len(losses(sharded)) > 0,
+              f"sharded and replicated steps train alike: {losses(sharded)} vs {losses(replicated)}")
+        _, half = r.run(*two, *adam[:2], "train.epochs=1")
+        p = subprocess.run([RUNNER, "run", "--resume", half, "--set", "train.epochs=2", "--set",
+                            "train.shard_optimizer=off", "--set", f"launch.master_port={free_port()}"],
+                           capture_output=True, text=True, timeout=240)
+        check(p.returncode == 0 and step_kind(half) == "replicated" and
+              losses(half) == losses(sharded),
+              f"a sharded run's last.pt resumes unsharded as the sharded run goes on: "
+              f"{losses(half)} vs {losses(sharded)}\n{p.stderr[-800:]}")
+        # A /dev/shm too small for the shared model (a container's default): the run says so,
+        # every rank steps everything, and the gradients still go through shared memory.
+        if shutil.which("unshare") and subprocess.run(["unshare", "-m", "true"]).returncode == 0:
+            small = os.path.join(r.tmp, "small_shm")
+            sets = [f"output.run_dir={small}", *two, *adam]
+            command = " ".join(shlex.quote(a) for a in [RUNNER, "run", r.yaml] +
+                               [x for s in sets for x in ("--set", s)])
+            p = subprocess.run(["unshare", "-m", "sh", "-c",
+                                f"mount -t tmpfs -o size=6m tmpfs /dev/shm && exec {command}"],
+                               capture_output=True, text=True, timeout=240)
+            out = p.stdout + p.stderr
+            check(p.returncode == 0 and "MiB more of /dev/shm" in out and
+                  step_kind(small) == "replicated" and
+                  r.summary(small)["gradient_sync"]["transport"] == "shared_memory",
+                  f"a 6 MB /dev/shm: replicated steps, shared-memory gradients, a warning\n{out[-800:]}")
+        else:
+            print("note: no mount namespace here (needs root): the small /dev/shm is not checked")
+        for command in ("validate", "run"):
+            out, _ = r.run(*two, "train.shard_optimizer=on", command=command, expect=2)
+            check(out.count("train.shard_optimizer: on cannot be used here") == 1 and
+                  "the optimizer is sgd" in out,
+                  f"shard_optimizer on with sgd: runner {command} exits 2 in one line\n{out[-600:]}")
         if not os.path.exists("/dev/nvidia0"):
             out, _ = r.run(*two, "launch.backend=nccl", expect=2)
             check("launch.backend is nccl but no CUDA" in out and out.count("error:") == 1,

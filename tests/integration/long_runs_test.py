@@ -303,6 +303,22 @@ check(os.listdir(os.path.join(root, "long")) == [os.path.basename(run_dir)],
       f"the requeued job made another folder: {os.listdir(os.path.join(root, 'long'))}")
 check(summary(run_dir).get("status") == "finished", "the requeued job did not finish the run")
 check(steps(run_dir) == ref_steps, "requeued and continued, the per-step losses differ from one go")
+# SLURM's warning while the ranks still start (a short limit, a busy node): the signal waits for
+# their handlers instead of ending them (exit 138, nothing saved, no requeue); the run stops at
+# its first step and is requeued.
+root = os.path.join(tmp, "early")
+proc = subprocess.Popen([RUNNER, "run", exp, "--set", f"output.root={root}", "--set",
+                         "launch.slurm_requeue=true"], stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, env=job_env)
+children = f"/proc/{proc.pid}/task/{proc.pid}/children"
+check(wait_until(lambda: os.path.exists(children) and open(children).read().strip() != ""),
+      "early SIGUSR1: the launcher never started its ranks")
+proc.send_signal(signal.SIGUSR1)  # the ranks have just been exec'd: loading, far from training
+out = proc.communicate(timeout=120)[0].decode(errors="replace")
+s = summary(only_run_dir(root, "long"))
+check(proc.returncode == 0 and s.get("status") == "requeued" and
+      os.path.exists(os.path.join(only_run_dir(root, "long"), "checkpoints", "last.pt")),
+      f"SIGUSR1 while the ranks start: exit {proc.returncode}, summary {s.get('status')}:\n{out[-2000:]}")
 # SLURM refuses the requeue: the run is an interrupted one, resumable by hand.
 root = os.path.join(tmp, "refused")
 proc = subprocess.Popen([RUNNER, "run", exp, "--set", f"output.root={root}", "--set", "launch.slurm_requeue=true"],

@@ -153,6 +153,7 @@ ExperimentOptions read_experiment_options(const json& doc) {
   sync.bucket_cap_mb = get<double>(doc, "train.bucket_cap_mb");
   sync.grad_comm = get<std::string>(doc, "train.grad_comm");
   sync.grad_transport = get<std::string>(doc, "train.grad_transport");
+  sync.shard_optimizer = get<std::string>(doc, "train.shard_optimizer");
   sync.find_unused_parameters = get<bool>(doc, "train.find_unused_parameters");
   t.deterministic = get<bool>(doc, "train.deterministic");
 

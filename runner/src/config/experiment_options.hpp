@@ -103,12 +103,14 @@ struct EarlyStoppingOptions {
 };
 
 /// How gradients and BatchNorm statistics travel between ranks (train.bn_sync,
-/// train.bucket_cap_mb, train.grad_comm, train.grad_transport, train.find_unused_parameters).
+/// train.bucket_cap_mb, train.grad_comm, train.grad_transport, train.shard_optimizer,
+/// train.find_unused_parameters).
 struct GradientSyncOptions {
   std::string bn_sync = "broadcast";  ///< broadcast, local, sync
   double bucket_cap_mb = 25;
-  std::string grad_comm = "fp32";       ///< fp32, fp16, bf16
-  std::string grad_transport = "auto";  ///< auto, shared_memory, process_group
+  std::string grad_comm = "fp32";        ///< fp32, fp16, bf16
+  std::string grad_transport = "auto";   ///< auto, shared_memory, process_group
+  std::string shard_optimizer = "auto";  ///< auto, on, off
   bool find_unused_parameters = false;
 };
 

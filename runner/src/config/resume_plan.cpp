@@ -82,6 +82,7 @@ const std::vector<std::string>& keys_a_resume_may_change() {
                                                 "train.checkpoint_every_steps",
                                                 "train.checkpoint_every_minutes",
                                                 "train.checkpoints",
+                                                "train.shard_optimizer",
                                                 "train.early_stopping.",
                                                 "launch.",
                                                 "log_level",

@@ -1,5 +1,8 @@
 #include "dist/data_parallel.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <torch/torch.h>
@@ -13,8 +16,33 @@
 #include "dist/shared_memory_all_reduce.hpp"
 #include "dist/world_impl.hpp"
 #include "runner/error.hpp"
+#include "runner/optim/sharded_step.hpp"
 
 namespace runner::dist {
+
+// The sharded step's answers to the optimizer: owned ranges the hook records each step, and
+// where each parameter's state lives in the arena (right after the parameter's own copy).
+class SharedShards : public optim::ParameterShards {
+ public:
+  struct Place {
+    unsigned char* parameter;  ///< the parameter's copy in the arena
+    size_t block_bytes;        ///< its bytes rounded to a cache line: state k at (k + 1) * this
+  };
+  std::pair<int64_t, int64_t> owned(const torch::Tensor& param) const override {
+    const auto found = owned_.find(param.unsafeGetTensorImpl());
+    return found == owned_.end() ? std::pair<int64_t, int64_t>{0, 0} : found->second;
+  }
+  torch::Tensor shared_state(const torch::Tensor& param, int slot) const override {
+    const Place& place = places.at(param.unsafeGetTensorImpl());
+    auto keep = segment;  // the state keeps the segment mapped, as the parameters do
+    return torch::from_blob(
+        place.parameter + (slot + 1) * place.block_bytes, param.sizes(), param.strides(),
+        [keep](void*) {}, param.options());
+  }
+  std::unordered_map<const void*, std::pair<int64_t, int64_t>> owned_;
+  std::unordered_map<const void*, Place> places;
+  std::shared_ptr<SharedMemoryAllReduce> segment;
+};
 
 struct DataParallel::State {
   // The reducer reports through its logger on some paths (find_unused_parameters) without
@@ -26,6 +54,8 @@ struct DataParallel::State {
   std::shared_ptr<SharedMemoryAllReduce> shared_memory;  ///< null: the process group averages
   bool shared_memory_tried = false;  ///< join_shared_memory ran (a collective, once a run)
   std::unordered_set<const void*> layout_matched;  ///< parameters match_gradient_layout hooked
+  std::unique_ptr<SharedShards> shards;            ///< set: the sharded step
+  std::string why_not_sharded;  ///< asked for (shard_state_slots) but not set up: why
 };
 
 namespace {
@@ -56,13 +86,18 @@ class Bf16CompressHook : public c10d::CppCommHookInterface<c10::intrusive_ptr<c1
 class SharedMemoryHook : public c10d::CommHookInterface {
  public:
   /// `bf16`: train.grad_comm bf16, the float32 buckets travel as bf16 (averaged in float32).
-  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce, bool bf16)
-      : all_reduce_(std::move(all_reduce)), bf16_(bf16) {}
+  /// `shards`: the sharded step, each rank averaging only its share of each bucket and
+  /// recording there which elements of each parameter that is.
+  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce, bool bf16,
+                   SharedShards* shards)
+      : all_reduce_(std::move(all_reduce)), bf16_(bf16), shards_(shards) {}
 
   c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
     at::Tensor buffer = bucket.getBufferRef();
     const auto count = static_cast<size_t>(buffer.numel());
-    if (bf16_)
+    if (shards_)
+      average_own_share(bucket);
+    else if (bf16_)
       all_reduce_->average_bf16(buffer.data_ptr<float>(), count);
     else if (buffer.scalar_type() == at::kFloat)
       all_reduce_->average(buffer.data_ptr<float>(), count);
@@ -76,8 +111,45 @@ class SharedMemoryHook : public c10d::CommHookInterface {
   at::Tensor parseHookResult(const c10::IValue& result) override { return result.toTensor(); }
 
  private:
+  // Each rank averages its share of the bucket and records which elements of each parameter
+  // that is (the bucket holds each gradient as one block laid out as its parameter). A share
+  // boundary falls a multiple of kAlignment elements into its parameter: ATen's fused Adam
+  // then steps every element with the same arithmetic (vector lanes, never a scalar tail)
+  // whichever rank steps it, so sharded and replicated runs, resumed or not, give the same bits.
+  void average_own_share(c10d::GradBucket& bucket) {
+    constexpr int64_t kAlignment = 64;
+    const std::vector<at::Tensor> grads = bucket.getGradients();
+    const std::vector<at::Tensor> params = bucket.getParameters();
+    const at::Tensor& buffer = bucket.getBuffer();
+    std::vector<int64_t> offsets;
+    for (const auto& g : grads) offsets.push_back(g.storage_offset() - buffer.storage_offset());
+    const int ranks = all_reduce_->world_size();
+    const auto count = static_cast<size_t>(buffer.numel());
+    std::vector<size_t> bounds = {0};
+    for (int r = 1; r < ranks; ++r) {
+      const auto target = static_cast<int64_t>(count * r / ranks);
+      int64_t bound = static_cast<int64_t>(count);
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (target >= offsets[i] && target < offsets[i] + grads[i].numel())
+          bound = offsets[i] + (target - offsets[i]) / kAlignment * kAlignment;
+      bounds.push_back(std::max(bounds.back(), static_cast<size_t>(bound)));
+    }
+    bounds.push_back(count);
+    all_reduce_->average_own_share(buffer.data_ptr<float>(), bounds);
+    const int rank = all_reduce_->rank();
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int64_t n = grads[i].numel();
+      const int64_t begin =
+          std::clamp<int64_t>(static_cast<int64_t>(bounds[rank]) - offsets[i], 0, n);
+      const int64_t end =
+          std::clamp<int64_t>(static_cast<int64_t>(bounds[rank + 1]) - offsets[i], 0, n);
+      shards_->owned_[params[i].unsafeGetTensorImpl()] = {begin, std::max(begin, end)};
+    }
+  }
+
   std::shared_ptr<SharedMemoryAllReduce> all_reduce_;
   bool bf16_;
+  SharedShards* shards_;
 };
 
 // Why this run's gradients cannot go through shared memory, or "" when they can.
@@ -179,6 +251,11 @@ void DataParallel::attach_reducer() {
   // gradient_as_bucket_view: after the all-reduce each .grad is a view of its bucket, as DDP's
   // gradient_as_bucket_view=True, so the averaged gradients are not copied back out (198 MB
   // per step for convnext_small). Nothing here detaches or resizes a .grad, its one caveat.
+  if (!state_->shared_memory_tried) {
+    state_->shared_memory = join_shared_memory(params);
+    if (state_->shared_memory && state_->shared_memory->arena_bytes() > 0) share_parameters();
+  }
+  state_->shared_memory_tried = true;
   with_rank_context(*world_, "setting up gradient all-reduce", [&] {
     state_->reducer = compat::make_reducer(params, buckets, limits, world_->impl()->group, cap,
                                            options_.find_unused_parameters,
@@ -188,11 +265,9 @@ void DataParallel::attach_reducer() {
   });
   // One hook per reducer: shared memory (fp32, or bf16 on the wire) where it can, else the
   // process group's own all-reduce with train.grad_comm's compression.
-  if (!state_->shared_memory_tried) state_->shared_memory = join_shared_memory(params);
-  state_->shared_memory_tried = true;
   if (state_->shared_memory)
-    state_->reducer->register_comm_hook(
-        std::make_unique<SharedMemoryHook>(state_->shared_memory, options_.grad_comm == "bf16"));
+    state_->reducer->register_comm_hook(std::make_unique<SharedMemoryHook>(
+        state_->shared_memory, options_.grad_comm == "bf16", state_->shards.get()));
   else if (options_.grad_comm == "fp16")
     state_->reducer->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
   else if (options_.grad_comm == "bf16")
@@ -201,17 +276,36 @@ void DataParallel::attach_reducer() {
 
 std::shared_ptr<SharedMemoryAllReduce> DataParallel::join_shared_memory(
     const std::vector<torch::Tensor>& params) {
-  if (options_.grad_transport == "process_group") return nullptr;
+  if (options_.grad_transport == "process_group") {
+    state_->why_not_sharded =
+        "it needs the gradients in shared memory, train.grad_transport is "
+        "process_group";
+    return nullptr;
+  }
   const std::string unsuitable = shared_memory_unsuitable(*world_, options_, params);
   const bool required = options_.grad_transport == "shared_memory";
   if (!unsuitable.empty()) {
     if (required)
       throw ConfigError("train.grad_transport: shared_memory cannot be used here: " + unsuitable +
                         " (use auto or process_group)");
+    state_->why_not_sharded = "it needs the gradients in shared memory, where " + unsuitable;
     return nullptr;
   }
   std::string why_not;
-  auto joined = join_shared_memory_all_reduce(*world_, why_not);
+  const size_t arena = arena_bytes();
+  auto joined = join_shared_memory_all_reduce(*world_, why_not,
+                                              SharedMemoryAllReduce::kDefaultChunkBytes, arena);
+  if (!joined && arena > 0) {  // the gradients may still go through a segment without it
+    state_->why_not_sharded = why_not;
+    if (world_->is_main())
+      spdlog::warn(
+          "train.shard_optimizer: every rank steps every parameter: the shared parameters and "
+          "optimizer state need {:.0f} MiB more of /dev/shm ({}); mount a larger /dev/shm "
+          "(docker run --shm-size) or set train.shard_optimizer: off",
+          static_cast<double>(arena) / (1 << 20), why_not);
+    why_not.clear();
+    joined = join_shared_memory_all_reduce(*world_, why_not);
+  }
   if (!joined) {
     const std::string message = fmt::format(
         "rank {}: gradients cannot go through shared memory ({})", world_->rank(), why_not);
@@ -219,6 +313,71 @@ std::shared_ptr<SharedMemoryAllReduce> DataParallel::join_shared_memory(
     if (world_->is_main()) spdlog::warn("{}; they go through Gloo instead", message);
   }
   return joined;
+}
+
+// Every parameter of the module, frozen ones too (they may thaw), each once.
+std::vector<torch::Tensor> DataParallel::all_parameters() const {
+  std::vector<torch::Tensor> all;
+  std::unordered_set<const void*> seen;
+  for (auto& p : module_->parameters())
+    if (seen.insert(p.unsafeGetTensorImpl()).second) all.push_back(p);
+  return all;
+}
+
+size_t DataParallel::arena_bytes() {
+  if (options_.shard_state_slots <= 0) return 0;
+  if (options_.grad_comm != "fp32") {
+    state_->why_not_sharded =
+        "it averages fp32 gradients, train.grad_comm is " + options_.grad_comm;
+    return 0;
+  }
+  size_t bytes = 0;
+  for (const auto& p : all_parameters()) {
+    // One block of host memory per parameter, its state laid out the same.
+    if (p.scalar_type() != torch::kFloat || !p.is_non_overlapping_and_dense()) {
+      state_->why_not_sharded = "it steps float32 parameters, the model has " +
+                                std::string(c10::toString(p.scalar_type())) + " ones";
+      return 0;
+    }
+    bytes += (1 + options_.shard_state_slots) * ((p.nbytes() + 63) / 64 * 64);
+  }
+  return bytes;
+}
+
+void DataParallel::share_parameters() {
+  auto shards = std::make_unique<SharedShards>();
+  shards->segment = state_->shared_memory;
+  unsigned char* at = state_->shared_memory->arena();
+  const std::vector<torch::Tensor> params = all_parameters();
+  for (const auto& p : params) {
+    const size_t block = (p.nbytes() + 63) / 64 * 64;
+    shards->places[p.unsafeGetTensorImpl()] = {at, block};
+    // Rank 0's values (every rank holds them since broadcast_module), written once.
+    if (world_->is_main()) std::memcpy(at, p.data_ptr(), p.nbytes());
+    at += (1 + options_.shard_state_slots) * block;
+  }
+  state_->shared_memory->wait_for_all("placing the parameters in shared memory");
+  torch::NoGradGuard no_grad;
+  auto keep = state_->shared_memory;  // the parameters keep the segment mapped
+  for (auto p : params) {
+    const SharedShards::Place& place = shards->places.at(p.unsafeGetTensorImpl());
+    p.set_data(torch::from_blob(
+        place.parameter, p.sizes(), p.strides(), [keep](void*) {},
+        p.options().requires_grad(false)));
+  }
+  state_->shards = std::move(shards);
+}
+
+std::string DataParallel::why_not_sharded() const {
+  return state_ ? state_->why_not_sharded : "there is one process";
+}
+
+const optim::ParameterShards* DataParallel::shards() const {
+  return state_ ? state_->shards.get() : nullptr;
+}
+
+void DataParallel::after_optimizer_step() {
+  if (state_ && state_->shards) state_->shared_memory->wait_for_all("the sharded optimizer step");
 }
 
 std::string DataParallel::transport() const {

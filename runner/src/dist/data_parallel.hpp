@@ -21,6 +21,11 @@
 namespace runner::dist {
 
 class SharedMemoryAllReduce;
+}  // namespace runner::dist
+namespace runner::optim {
+class ParameterShards;
+}  // namespace runner::optim
+namespace runner::dist {
 
 struct DataParallelOptions {
   double bucket_cap_mb = 25.0;          ///< gradient bucket size (PyTorch's default 25 MB)
@@ -37,6 +42,10 @@ struct DataParallelOptions {
   /// (required: an error where it cannot be used), "process_group" (Gloo or NCCL, as PyTorch's
   /// DDP).
   std::string grad_transport = "auto";
+  /// The sharded step (runner/optim/sharded_step.hpp): the optimizer's state tensors per
+  /// parameter (ShardedStep::state_slots()); 0: every rank steps every parameter. Applies where
+  /// the gradients go through shared memory in fp32 and every parameter is float32.
+  int shard_state_slots = 0;
 };
 
 /// Makes `param`'s gradients arrive with `param`'s own strides where they differ only in
@@ -71,6 +80,14 @@ class DataParallel {
   size_t bucket_count() const;
   /// What averages the gradients: "shared_memory", "gloo", "nccl", or "none" (one process).
   std::string transport() const;
+  /// The sharded step's shares for the optimizer (ShardedStep::step_shards), or null where
+  /// every rank steps every parameter.
+  const optim::ParameterShards* shards() const;
+  /// Why options().shard_state_slots did not give shards().
+  std::string why_not_sharded() const;
+  /// Call on every rank right after each optimizer step: with the sharded step, waits until
+  /// every rank has stepped its share (EMA, checkpoints and the next forward read them all).
+  void after_optimizer_step();
 
  private:
   /// The reducer over the trainable parameters, with its comm hook.
@@ -79,6 +96,11 @@ class DataParallel {
   /// (the process group averages). Collective: every rank calls it.
   std::shared_ptr<SharedMemoryAllReduce> join_shared_memory(
       const std::vector<torch::Tensor>& params);
+  /// The sharded step's arena bytes (0: not sharded, why_not_sharded() says why), and its
+  /// placing of rank 0's parameters there, every rank's parameters then mapping that one copy.
+  size_t arena_bytes();
+  void share_parameters();
+  std::vector<torch::Tensor> all_parameters() const;
 
   struct State;
   std::shared_ptr<World> world_;

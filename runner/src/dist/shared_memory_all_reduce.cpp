@@ -58,8 +58,9 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
 }
 
 // Each rank reduces its own share: the sum of its data and every other rank's staged copy of
-// that share, divided by the world size, written back in place and published in its own slot
-// for the others to copy. Blocks of the accumulator stay in L1.
+// that share, divided by the world size, written back in place and, unless `published` is
+// null (the sharded step's owner keeps its share), published in its own slot for the others to
+// copy. Blocks of the accumulator stay in L1.
 template <typename T>
 void reduce_share(T* __restrict own, const std::vector<const T*>& others, T* __restrict published,
                   size_t count, T world_size) {
@@ -70,11 +71,8 @@ void reduce_share(T* __restrict own, const std::vector<const T*>& others, T* __r
     for (size_t i = 0; i < n; ++i) sum[i] = own[begin + i];
     for (const T* __restrict other : others)
       for (size_t i = 0; i < n; ++i) sum[i] += other[begin + i];
-    for (size_t i = 0; i < n; ++i) {
-      const T mean = sum[i] / world_size;
-      own[begin + i] = mean;
-      published[begin + i] = mean;
-    }
+    for (size_t i = 0; i < n; ++i) own[begin + i] = sum[i] / world_size;
+    if (published != nullptr) std::memcpy(published + begin, own + begin, n * sizeof(T));
   }
 }
 
@@ -123,6 +121,7 @@ struct SharedMemoryAllReduce::Layout {
     uint32_t world_size;
     uint64_t chunk_bytes;
     uint64_t bytes;
+    uint64_t arena_bytes;
     alignas(kCacheLine) std::atomic<uint32_t> wake;  ///< futex word: bumped by every arrival
     std::atomic<uint32_t> sleepers;                  ///< ranks in futex_wait (skip the wake call)
   };
@@ -134,8 +133,12 @@ struct SharedMemoryAllReduce::Layout {
   static size_t slots_offset(int world_size) {
     return round_up(sizeof(Header) + sizeof(RankRecord) * world_size, kPage);
   }
-  static size_t segment_bytes(int world_size, size_t chunk_bytes) {
-    return slots_offset(world_size) + 2 * static_cast<size_t>(world_size) * chunk_bytes;
+  static size_t arena_offset(int world_size, size_t chunk_bytes) {
+    return round_up(slots_offset(world_size) + 2 * static_cast<size_t>(world_size) * chunk_bytes,
+                    kPage);
+  }
+  static size_t segment_bytes(int world_size, size_t chunk_bytes, size_t arena_bytes) {
+    return arena_offset(world_size, chunk_bytes) + round_up(arena_bytes, kPage);
   }
   static Header* header(void* base) { return static_cast<Header*>(base); }
   static RankRecord* record(void* base, int rank) {
@@ -145,12 +148,13 @@ struct SharedMemoryAllReduce::Layout {
 
 std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::create(int world_size,
                                                                      double timeout_s,
-                                                                     size_t chunk_bytes) {
+                                                                     size_t chunk_bytes,
+                                                                     size_t arena_bytes) {
   chunk_bytes = round_up(std::max<size_t>(chunk_bytes, kPage), kCacheLine);
   std::random_device entropy;
   const uint64_t token = (uint64_t{entropy()} << 32) | entropy();
   const std::string name = fmt::format("/runner-grad-{}-{:016x}", getpid(), token);
-  const size_t bytes = Layout::segment_bytes(world_size, chunk_bytes);
+  const size_t bytes = Layout::segment_bytes(world_size, chunk_bytes, arena_bytes);
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0)
     throw Error(
@@ -174,6 +178,7 @@ std::unique_ptr<SharedMemoryAllReduce> SharedMemoryAllReduce::create(int world_s
   header->world_size = static_cast<uint32_t>(world_size);
   header->chunk_bytes = chunk_bytes;
   header->bytes = bytes;
+  header->arena_bytes = arena_bytes;
   for (int rank = 0; rank < world_size; ++rank)
     new (Layout::record(base, rank)) Layout::RankRecord();
   Layout::record(base, 0)->pid.store(getpid());
@@ -219,7 +224,14 @@ SharedMemoryAllReduce::SharedMemoryAllReduce(std::string name, int rank, int wor
       timeout_s_(timeout_s),
       base_(base),
       bytes_(bytes),
-      chunk_bytes_(Layout::header(base)->chunk_bytes) {}
+      chunk_bytes_(Layout::header(base)->chunk_bytes),
+      arena_bytes_(Layout::header(base)->arena_bytes) {}
+
+unsigned char* SharedMemoryAllReduce::arena() const {
+  return arena_bytes_ == 0
+             ? nullptr
+             : static_cast<unsigned char*>(base_) + Layout::arena_offset(world_size_, chunk_bytes_);
+}
 
 SharedMemoryAllReduce::~SharedMemoryAllReduce() {
   for (int fd : peer_pidfds_)
@@ -297,16 +309,15 @@ void SharedMemoryAllReduce::barrier() {
         const int32_t pid = Layout::record(base_, rank)->pid.load();
         if (has_exited(rank))
           throw Error(fmt::format(
-              "rank {}: rank {} (process {}) exited during the gradient all-reduce (shared "
-              "memory); its log says why",
-              rank_, rank, pid));
+              "rank {}: rank {} (process {}) exited during {} (shared memory); its log says why",
+              rank_, rank, pid, doing_));
       }
     }
     if (std::chrono::duration<double>(now - start).count() > timeout_s_)
       throw Error(fmt::format(
-          "rank {}: rank(s) {} did not reach the gradient all-reduce (shared memory) within {:.0f} "
-          "s; see their logs (a rank stuck in data loading or a debugger?)",
-          rank_, fmt::join(behind, ", "), timeout_s_));
+          "rank {}: rank(s) {} did not reach {} (shared memory) within {:.0f} s; see their logs "
+          "(a rank stuck in data loading or a debugger?)",
+          rank_, fmt::join(behind, ", "), doing_, timeout_s_));
   }
 }
 
@@ -381,11 +392,55 @@ void SharedMemoryAllReduce::average_chunked_bf16(float* data, size_t count) {
   }
 }
 
+// Round k: every rank stages the k-th piece of every other rank's share into its slot (a slot
+// holds a piece per owner), a barrier, and each owner averages its k-th piece with the others'
+// staged copies in place. Nothing is published back: one barrier a round. A slot set is
+// rewritten two rounds later, after a barrier its readers pass only once they have read it.
+void SharedMemoryAllReduce::average_own_share(float* data, const std::vector<size_t>& bounds) {
+  doing_ = "the sharded step's gradient exchange";
+  constexpr size_t kLine = kCacheLine / sizeof(float);
+  const size_t piece = std::max(kLine, chunk_bytes_ / sizeof(float) / world_size_ / kLine * kLine);
+  size_t largest = 0;
+  for (int rank = 0; rank < world_size_; ++rank)
+    largest = std::max(largest, bounds[rank + 1] - bounds[rank]);
+  const size_t rounds = (largest + piece - 1) / piece;
+  std::vector<const float*> others;
+  for (size_t round = 0; round < rounds; ++round) {
+    const int parity = static_cast<int>(chunks_++ & 1);
+    auto piece_of = [&](int owner, size_t& begin, size_t& end) {
+      begin = std::min(bounds[owner + 1], bounds[owner] + round * piece);
+      end = std::min(bounds[owner + 1], begin + piece);
+    };
+    auto* own_slot = reinterpret_cast<float*>(slot(parity, rank_));
+    for (int owner = 0; owner < world_size_; ++owner) {
+      if (owner == rank_) continue;
+      size_t begin, end;
+      piece_of(owner, begin, end);
+      std::memcpy(own_slot + owner * piece, data + begin, (end - begin) * sizeof(float));
+    }
+    barrier();
+    size_t begin, end;
+    piece_of(rank_, begin, end);
+    others.clear();
+    for (int rank = 0; rank < world_size_; ++rank)
+      if (rank != rank_)
+        others.push_back(reinterpret_cast<const float*>(slot(parity, rank)) + rank_ * piece);
+    reduce_share<float>(data + begin, others, nullptr, end - begin,
+                        static_cast<float>(world_size_));
+  }
+}
+
+void SharedMemoryAllReduce::wait_for_all(const char* what) {
+  doing_ = what;
+  barrier();
+}
+
 // Rank 0 creates the segment and sends its name; every rank attaches; the ranks agree whether
 // all of them could.
 std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& world,
                                                                      std::string& why_not,
-                                                                     size_t chunk_bytes) {
+                                                                     size_t chunk_bytes,
+                                                                     size_t arena_bytes) {
   const double timeout_s = std::chrono::duration<double>(world.impl()->timeout).count();
   constexpr int64_t kNameLength = 96;
   std::shared_ptr<SharedMemoryAllReduce> all_reduce;
@@ -394,7 +449,8 @@ std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& worl
   int64_t* characters = name.data_ptr<int64_t>();
   if (world.is_main()) {
     try {
-      all_reduce = SharedMemoryAllReduce::create(world.world_size(), timeout_s, chunk_bytes);
+      all_reduce =
+          SharedMemoryAllReduce::create(world.world_size(), timeout_s, chunk_bytes, arena_bytes);
       const std::string& text = all_reduce->name();
       for (size_t i = 0; i < text.size() && i + 1 < kNameLength; ++i) characters[i] = text[i];
     } catch (const Error& e) {
@@ -422,9 +478,16 @@ std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& worl
   return all_reduce;
 }
 
-void SharedMemoryAllReduce::average(float* data, size_t count) { average_chunked(data, count); }
-void SharedMemoryAllReduce::average(double* data, size_t count) { average_chunked(data, count); }
+void SharedMemoryAllReduce::average(float* data, size_t count) {
+  doing_ = "the gradient all-reduce";
+  average_chunked(data, count);
+}
+void SharedMemoryAllReduce::average(double* data, size_t count) {
+  doing_ = "the gradient all-reduce";
+  average_chunked(data, count);
+}
 void SharedMemoryAllReduce::average_bf16(float* data, size_t count) {
+  doing_ = "the gradient all-reduce";
   average_chunked_bf16(data, count);
 }
 

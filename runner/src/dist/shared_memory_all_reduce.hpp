@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace runner::dist {
@@ -27,8 +28,11 @@ class SharedMemoryAllReduce {
 
   /// Creates a fresh segment for `world_size` ranks and joins it as rank 0. Throws runner::Error
   /// saying why (e.g. /dev/shm too small for it) when it cannot.
+  /// `arena_bytes`: room after the staging slots for what the ranks keep as one copy (the
+  /// sharded step's parameters and optimizer state), zeros at first.
   static std::unique_ptr<SharedMemoryAllReduce> create(int world_size, double timeout_s,
-                                                       size_t chunk_bytes = kDefaultChunkBytes);
+                                                       size_t chunk_bytes = kDefaultChunkBytes,
+                                                       size_t arena_bytes = 0);
   /// Joins the segment `name` (create()'s name()) as `rank`. Throws runner::Error when there is
   /// no such segment here (another host) or it was made for another world size.
   static std::unique_ptr<SharedMemoryAllReduce> attach(const std::string& name, int rank,
@@ -38,6 +42,8 @@ class SharedMemoryAllReduce {
   SharedMemoryAllReduce& operator=(const SharedMemoryAllReduce&) = delete;
 
   const std::string& name() const { return name_; }
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
   /// Call on every rank once every rank has attached. Rank 0 removes the segment's name (the
   /// memory lives on until the last rank unmaps it: nothing is left in /dev/shm when a rank
   /// dies); each rank opens a pidfd of every other rank's process it can see, to notice its exit.
@@ -53,6 +59,17 @@ class SharedMemoryAllReduce {
   /// rounded to bf16 once, their mean taken in float32 and rounded to bf16 once; every rank gets
   /// the same float32 values (bf16 ones).
   void average_bf16(float* data, size_t count);
+  /// The sharded step's exchange: rank r's elements [bounds[r], bounds[r + 1]) of `data` (its
+  /// share; bounds: world size + 1 ascending offsets from 0 to the count, the same on every
+  /// rank) become the mean over the ranks; the rest stays this rank's own.
+  void average_own_share(float* data, const std::vector<size_t>& bounds);
+  /// Waits until every rank has called it (the sharded step: every share stepped before any
+  /// rank reads the parameters again). `what` names it in the errors.
+  void wait_for_all(const char* what);
+
+  /// The arena create() reserved, page-aligned, and its size (0 without one).
+  unsigned char* arena() const;
+  size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   struct Layout;
@@ -79,6 +96,8 @@ class SharedMemoryAllReduce {
   uint64_t barriers_ = 0;  ///< barriers passed so far (the same count on every rank)
   uint64_t chunks_ = 0;    ///< chunks reduced so far: picks the slot set
   bool unlinked_ = false;
+  size_t arena_bytes_ = 0;
+  const char* doing_ = "the gradient all-reduce";  ///< the collective under way, for errors
   std::vector<int> peer_pidfds_;  ///< per rank: a pidfd of its process, or -1 (not visible here)
 };
 
@@ -87,6 +106,6 @@ class SharedMemoryAllReduce {
 /// on one host, /dev/shm full), `why_not` then says why.
 std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(
     World& world, std::string& why_not,
-    size_t chunk_bytes = SharedMemoryAllReduce::kDefaultChunkBytes);
+    size_t chunk_bytes = SharedMemoryAllReduce::kDefaultChunkBytes, size_t arena_bytes = 0);
 
 }  // namespace runner::dist

@@ -108,6 +108,10 @@ class RankGroup {
     for (const auto& [key, value] : set) spec.environment.push_back(key + "=" + value);
     if (options_.prefix_output && rank != 0) spec.prefix = "[rank " + std::to_string(rank) + "] ";
     spec.die_with_us = true;  // ranks die with the launcher, even when it is SIGKILLed
+    // SLURM's warning may come while a rank still starts (a short time limit, a busy node):
+    // passed on then, it would end the rank before its handler is there. Blocked, it waits
+    // until the rank handles it (train/stop_request.cpp) and stops at its first step.
+    if (options_.pass_on_usr1) spec.blocked_signals = {SIGUSR1};
     return spec;
   }
 

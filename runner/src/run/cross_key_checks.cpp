@@ -113,6 +113,34 @@ void check_validation(const config::Experiment& e, const train::RunParts& parts)
                       how_to_get_val(parts) + ", or drop metrics:");
 }
 
+// train.shard_optimizer: on where what it needs is known not to hold (the device, /dev/shm
+// and the ranks' hosts are known at rank start: the ranks refuse it there).
+void check_sharded_step(const config::Experiment& e, const train::RunParts& parts) {
+  const config::ExperimentOptions& o = e.options;
+  const config::GradientSyncOptions& sync = o.train.gradient_sync;
+  if (sync.shard_optimizer != "on") return;
+  std::string why;
+  if (o.launch.device == "cuda")
+    why = "it is for CPU ranks, launch.device is cuda";
+  else if (o.launch.nnodes > 1)
+    why = "it needs every rank on one host, launch.nnodes is " + std::to_string(o.launch.nnodes);
+  else if (sync.grad_transport == "process_group")
+    why = "it needs the gradients in shared memory, train.grad_transport is process_group";
+  else if (sync.grad_comm != "fp32")
+    why = "it averages fp32 gradients, train.grad_comm is " + sync.grad_comm;
+  else if (o.precision != config::Precision::kFp32)
+    why = "it steps fp32 weights without compute copies, precision is " +
+          config::precision_name(o.precision);
+  else if (parts.about.optimizer != "adam" && parts.about.optimizer != "adamw")
+    why = "adam and adamw step shares, the optimizer is " + parts.about.optimizer;
+  else if (o.train.clip_grad_norm)
+    why = "train.clip_grad_norm needs the whole gradient's norm on every rank";
+  if (!why.empty())
+    throw ConfigError(key_at(e, "/train/shard_optimizer") +
+                      "train.shard_optimizer: on cannot be used here: " + why +
+                      " (use auto or off)");
+}
+
 }  // namespace
 
 std::vector<std::string> check_cross_keys(const config::Experiment& e, const train::RunParts& parts,
@@ -128,6 +156,7 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
                         "train.mixup trains with soft targets, which loss '" + parts.about.loss +
                         "' does not take: use loss: {name: cross_entropy} or switch mixup off");
     check_validation(e, parts);
+    check_sharded_step(e, parts);
   }
   // Batches made from a split decoded up front have no sample to leave out: the decoding
   // stops at the first file it cannot read.

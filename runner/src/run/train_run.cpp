@@ -148,7 +148,8 @@ json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& 
   if (const dist::DataParallel* dp = loop.data_parallel())  // train.bucket_cap_mb, ...
     fields["gradient_sync"] = {{"buckets", dp->bucket_count()},
                                {"find_unused_parameters", dp->options().find_unused_parameters},
-                               {"transport", dp->transport()}};
+                               {"transport", dp->transport()},
+                               {"optimizer_step", dp->shards() ? "sharded" : "replicated"}};
   return fields;
 }
 

@@ -6,6 +6,8 @@
 
 #include "dist/sync_batch_norm.hpp"
 #include "dist/world.hpp"
+#include "runner/error.hpp"
+#include "runner/optim/sharded_step.hpp"
 
 namespace runner::train {
 
@@ -43,8 +45,28 @@ StepRig::StepRig(const RankContext& rank, std::shared_ptr<models::Model> model,
         spdlog::info("SyncBatchNorm: {} BatchNorm layer(s) take statistics over the global batch",
                      layers);
     }
+    // train.shard_optimizer: each rank steps its share (runner/optim/sharded_step.hpp) where
+    // the optimizer can, the step runs in fp32 (no bf16 compute copies to refresh) and no clip
+    // needs the whole gradient; DataParallel adds what it needs (shared memory, fp32 grads).
+    auto* sharded = dynamic_cast<optim::ShardedStep*>(&optimizer);
+    const std::string why_replicated =
+        !sharded ? "the optimizer steps whole parameters only"
+        : rank.precision != config::Precision::kFp32
+            ? "precision runs as " + config::precision_name(rank.precision) + ", not fp32"
+        : options.clip_grad_norm ? "train.clip_grad_norm needs the whole gradient's norm"
+                                 : "";
+    if (sync.shard_optimizer != "off" && why_replicated.empty())
+      dp.shard_state_slots = sharded->state_slots();
     data_parallel_ = std::make_unique<dist::DataParallel>(
         rank.world, std::static_pointer_cast<torch::nn::Module>(model), dp);
+    if (data_parallel_->shards() != nullptr) {
+      sharded->step_shards(data_parallel_->shards());
+    } else if (sync.shard_optimizer == "on" && rank.world->distributed()) {
+      throw ConfigError(
+          "train.shard_optimizer: on cannot be used here: " +
+          (why_replicated.empty() ? data_parallel_->why_not_sharded() : why_replicated) +
+          " (use auto or off)");
+    }
   }
   GradScalerOptions scaling;
   scaling.enabled = rank.precision == config::Precision::kFp16;

@@ -55,7 +55,15 @@ StopRequestHandler::StopRequestHandler(bool announce, bool requeue_on_usr1) {
   action.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &action, &g_old_int);
   ::sigaction(SIGTERM, &action, &g_old_term);
-  if (g_usr1) ::sigaction(SIGUSR1, &action, &g_old_usr1);
+  if (g_usr1) {
+    ::sigaction(SIGUSR1, &action, &g_old_usr1);
+    // runner's launcher starts ranks with SIGUSR1 blocked (launch/spawn.cpp): one that came
+    // during the start is delivered now, to this handler.
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    ::pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
+  }
 }
 
 StopRequestHandler::~StopRequestHandler() {

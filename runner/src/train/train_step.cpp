@@ -67,6 +67,7 @@ void TrainStep::finish() {
   if (parts_.clip_grad_norm)  // after the unscale: the clip sees the true gradients
     clip_grad_norm_on_device(parts_.model->parameters(), *parts_.clip_grad_norm);
   optimizer.update(parts_.schedule->lr(), found_inf);
+  if (parts_.data_parallel) parts_.data_parallel->after_optimizer_step();
   parts_.schedule->count_step(found_inf);
   // timm updates its average after every optimizer step, one the loss scaler skipped too.
   if (ema_) ema_->update(*parts_.model);

@@ -168,6 +168,9 @@ size_t Supervisor::start(const ChildSpec& spec) {
   const int child_err = spec.output == Output::kEcho ? err_pipe[1] : child_out;
   std::cout.flush();
   std::fflush(stdout);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (const int signo : spec.blocked_signals) sigaddset(&blocked, signo);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -177,6 +180,7 @@ size_t Supervisor::start(const ChildSpec& spec) {
   if (pid == 0) {
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    if (!spec.blocked_signals.empty()) ::sigprocmask(SIG_BLOCK, &blocked, nullptr);
     if (spec.die_with_us) {
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (::getppid() != parent) ::_exit(143);  // we died before the line above

@@ -39,6 +39,9 @@ struct ChildSpec {
   std::string prefix;        ///< kEcho: before each line ("[rank 1] ")
   std::string log_path;      ///< kLogFile
   bool die_with_us = false;  ///< SIGTERM to the child when we die, even by SIGKILL
+  /// Blocked in the child from its first instruction: one that comes before the child handles
+  /// it waits (pending) instead of taking its default action (SIGUSR1's ends the process).
+  std::vector<int> blocked_signals;
 };
 
 /// While it lives, SIGINT and SIGTERM (and SIGUSR1 when asked) do not end this process: they are

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -156,6 +157,44 @@ TEST(SharedMemoryAllReduce, Bf16EveryRankGetsTheRoundedMeanOfRoundedValues) {
   }
 }
 
+// The sharded step's exchange: each rank's share (bounds the caller chose: uneven, empty ones,
+// unaligned) becomes the mean of every rank's values there; the rest of its buffer stays its own.
+TEST(SharedMemoryAllReduce, EachRankGetsTheMeanOfItsOwnShare) {
+  for (int world_size : {2, 3}) {
+    SCOPED_TRACE(std::to_string(world_size) + " ranks");
+    // 4 KiB slots: a piece of 1024 / ranks floats per owner, so the larger shares take rounds.
+    const std::vector<std::vector<size_t>> splits =
+        world_size == 2
+            ? std::vector<std::vector<size_t>>{{0, 1, 1},
+                                               {0, 9, 17},
+                                               {0, 0, 1000},
+                                               {0, 0, 0},
+                                               {0, 31001, 50003}}
+            : std::vector<std::vector<size_t>>{
+                  {0, 1, 1, 1}, {0, 5, 6, 17}, {0, 400, 400, 1000}, {0, 3, 20000, 50003}};
+    auto codes = run_ranks(world_size, 4096, 30, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+      for (const auto& bounds : splits) {
+        const size_t count = bounds.back();
+        std::vector<float> data(count);
+        for (size_t i = 0; i < count; ++i) data[i] = rank_value<float>(rank, i);
+        all_reduce.average_own_share(data.data(), bounds);
+        for (size_t i = 0; i < count; ++i) {
+          float expected = rank_value<float>(rank, i);
+          if (i >= bounds[rank] && i < bounds[rank + 1]) {
+            float sum = 0;
+            for (int r = 0; r < world_size; ++r) sum += rank_value<float>(r, i);
+            expected = sum / static_cast<float>(world_size);
+          }
+          if (std::abs(data[i] - expected) > 1e-6f * (1 + std::abs(expected))) return 10;
+        }
+      }
+      return 0;
+    });
+    for (int code : codes)
+      EXPECT_EQ(code, 0) << "a rank's buffer is not its share's mean and its own rest";
+  }
+}
+
 TEST(SharedMemoryAllReduce, ARankThatExitsIsNamedInsteadOfAHang) {
   std::string message;
   auto codes = run_ranks(2, 4096, 60, [&](SharedMemoryAllReduce& all_reduce, int rank) {
@@ -194,6 +233,20 @@ TEST(SharedMemoryAllReduce, ARankThatNeverArrivesTimesOutNamingIt) {
   close(release[1]);
   EXPECT_NE(message.find("rank(s) 1 did not reach the gradient all-reduce"), std::string::npos)
       << message;
+}
+
+// The sharded step keeps the parameters and optimizer state in the arena: zeros at first, one
+// memory for every rank that joins.
+TEST(SharedMemoryAllReduce, TheArenaIsOneMemoryForEveryRank) {
+  auto owner = SharedMemoryAllReduce::create(2, 30, 4096, 100000);
+  auto member = SharedMemoryAllReduce::attach(owner->name(), 1, 2, 30);
+  ASSERT_NE(owner->arena(), nullptr);
+  EXPECT_EQ(member->arena_bytes(), 100000u);
+  const unsigned char* seen = member->arena();
+  EXPECT_TRUE(std::all_of(seen, seen + 100000, [](unsigned char b) { return b == 0; }));
+  std::memset(owner->arena() + 99990, 7, 10);
+  EXPECT_EQ(seen[99999], 7);
+  EXPECT_EQ(SharedMemoryAllReduce::create(2, 30)->arena(), nullptr);
 }
 
 TEST(SharedMemoryAllReduce, NothingIsLeftInDevShmAndStrangersCannotJoin) {
