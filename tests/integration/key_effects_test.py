@@ -250,6 +250,9 @@ def main():
               f"{step_kind(sharded)}, {step_kind(replicated)}")
         check(losses(sharded) == losses(replicated) and len(losses(sharded)) > 0,
               f"sharded and replicated steps train alike: {losses(sharded)} vs {losses(replicated)}")
+        _, averaged = r.run(*two, *adam[:2], "train.epochs=1", "train.ema.enabled=true")
+        check(step_kind(averaged) == "replicated",
+              "train.ema keeps a replicated step: each rank swaps the weights with its average")
         _, half = r.run(*two, *adam[:2], "train.epochs=1")
         p = subprocess.run([RUNNER, "run", "--resume", half, "--set", "train.epochs=2", "--set",
                             "train.shard_optimizer=off", "--set", f"launch.master_port={free_port()}"],

@@ -135,6 +135,8 @@ void check_sharded_step(const config::Experiment& e, const train::RunParts& part
     why = "adam and adamw step shares, the optimizer is " + parts.about.optimizer;
   else if (o.train.clip_grad_norm)
     why = "train.clip_grad_norm needs the whole gradient's norm on every rank";
+  else if (o.train.ema.enabled)
+    why = "train.ema swaps the weights with its average on every rank, one shared copy cannot";
   if (!why.empty())
     throw ConfigError(key_at(e, "/train/shard_optimizer") +
                       "train.shard_optimizer: on cannot be used here: " + why +

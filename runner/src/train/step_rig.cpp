@@ -54,6 +54,7 @@ StepRig::StepRig(const RankContext& rank, std::shared_ptr<models::Model> model,
         : rank.precision != config::Precision::kFp32
             ? "precision runs as " + config::precision_name(rank.precision) + ", not fp32"
         : options.clip_grad_norm ? "train.clip_grad_norm needs the whole gradient's norm"
+        : options.ema            ? "train.ema swaps the weights with its average on every rank"
                                  : "";
     if (sync.shard_optimizer != "off" && why_replicated.empty())
       dp.shard_state_slots = sharded->state_slots();

@@ -24,6 +24,9 @@ namespace runner::train {
 
 struct StepRigOptions {
   std::optional<double> clip_grad_norm;  ///< train.clip_grad_norm
+  /// train.ema: every rank swaps the weights with its average to evaluate it, which one copy
+  /// of the weights shared by the ranks cannot take (the sharded step stays off).
+  bool ema = false;
   /// How ranks average gradients; nullopt: they stay local (auto batch's trials, where a rank
   /// out of memory mid-backward would leave the others waiting in an all-reduce).
   std::optional<config::GradientSyncOptions> gradient_sync;

@@ -47,6 +47,7 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
                                       train_.log_every_steps);
   StepRigOptions rig;
   rig.clip_grad_norm = train_.clip_grad_norm;
+  rig.ema = train_.ema.enabled;
   rig.gradient_sync = train_.gradient_sync;
   rig.lrs = schedule_lrs(parts, steps_per_epoch_, schedule_steps_, rank.world->is_main());
   position_.lr = rig.lrs.front();
