@@ -44,6 +44,13 @@ class SharedShards : public optim::ParameterShards {
   std::shared_ptr<SharedMemoryAllReduce> segment;
 };
 
+// A bucket of the sharded step: its parameters, one after another, and where each rank's share
+// of their gradients begins (world size + 1 offsets into the bucket).
+struct ShareBucket {
+  std::vector<torch::Tensor> params;
+  std::vector<size_t> bounds;
+};
+
 struct DataParallel::State {
   // The reducer reports through its logger on some paths (find_unused_parameters) without
   // checking it exists, as Python's DDP always sets one; the logger owns the reducer.
@@ -55,6 +62,10 @@ struct DataParallel::State {
   bool shared_memory_tried = false;  ///< join_shared_memory ran (a collective, once a run)
   std::unordered_set<const void*> layout_matched;  ///< parameters match_gradient_layout hooked
   std::unique_ptr<SharedShards> shards;            ///< set: the sharded step
+  /// The sharded step's buckets (no reducer): each split into one share per rank, exchanged
+  /// after a backward that syncs.
+  std::vector<ShareBucket> share_buckets;
+  bool sync_backward = false;   ///< before_backward's sync, for after_backward
   std::string why_not_sharded;  ///< asked for (shard_state_slots) but not set up: why
 };
 
@@ -86,18 +97,13 @@ class Bf16CompressHook : public c10d::CppCommHookInterface<c10::intrusive_ptr<c1
 class SharedMemoryHook : public c10d::CommHookInterface {
  public:
   /// `bf16`: train.grad_comm bf16, the float32 buckets travel as bf16 (averaged in float32).
-  /// `shards`: the sharded step, each rank averaging only its share of each bucket and
-  /// recording there which elements of each parameter that is.
-  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce, bool bf16,
-                   SharedShards* shards)
-      : all_reduce_(std::move(all_reduce)), bf16_(bf16), shards_(shards) {}
+  SharedMemoryHook(std::shared_ptr<SharedMemoryAllReduce> all_reduce, bool bf16)
+      : all_reduce_(std::move(all_reduce)), bf16_(bf16) {}
 
   c10::intrusive_ptr<c10::ivalue::Future> runHook(c10d::GradBucket& bucket) override {
     at::Tensor buffer = bucket.getBufferRef();
     const auto count = static_cast<size_t>(buffer.numel());
-    if (shards_)
-      average_own_share(bucket);
-    else if (bf16_)
+    if (bf16_)
       all_reduce_->average_bf16(buffer.data_ptr<float>(), count);
     else if (buffer.scalar_type() == at::kFloat)
       all_reduce_->average(buffer.data_ptr<float>(), count);
@@ -111,45 +117,8 @@ class SharedMemoryHook : public c10d::CommHookInterface {
   at::Tensor parseHookResult(const c10::IValue& result) override { return result.toTensor(); }
 
  private:
-  // Each rank averages its share of the bucket and records which elements of each parameter
-  // that is (the bucket holds each gradient as one block laid out as its parameter). A share
-  // boundary falls a multiple of kAlignment elements into its parameter: ATen's fused Adam
-  // then steps every element with the same arithmetic (vector lanes, never a scalar tail)
-  // whichever rank steps it, so sharded and replicated runs, resumed or not, give the same bits.
-  void average_own_share(c10d::GradBucket& bucket) {
-    constexpr int64_t kAlignment = 64;
-    const std::vector<at::Tensor> grads = bucket.getGradients();
-    const std::vector<at::Tensor> params = bucket.getParameters();
-    const at::Tensor& buffer = bucket.getBuffer();
-    std::vector<int64_t> offsets;
-    for (const auto& g : grads) offsets.push_back(g.storage_offset() - buffer.storage_offset());
-    const int ranks = all_reduce_->world_size();
-    const auto count = static_cast<size_t>(buffer.numel());
-    std::vector<size_t> bounds = {0};
-    for (int r = 1; r < ranks; ++r) {
-      const auto target = static_cast<int64_t>(count * r / ranks);
-      int64_t bound = static_cast<int64_t>(count);
-      for (size_t i = 0; i < grads.size(); ++i)
-        if (target >= offsets[i] && target < offsets[i] + grads[i].numel())
-          bound = offsets[i] + (target - offsets[i]) / kAlignment * kAlignment;
-      bounds.push_back(std::max(bounds.back(), static_cast<size_t>(bound)));
-    }
-    bounds.push_back(count);
-    all_reduce_->average_own_share(buffer.data_ptr<float>(), bounds);
-    const int rank = all_reduce_->rank();
-    for (size_t i = 0; i < params.size(); ++i) {
-      const int64_t n = grads[i].numel();
-      const int64_t begin =
-          std::clamp<int64_t>(static_cast<int64_t>(bounds[rank]) - offsets[i], 0, n);
-      const int64_t end =
-          std::clamp<int64_t>(static_cast<int64_t>(bounds[rank + 1]) - offsets[i], 0, n);
-      shards_->owned_[params[i].unsafeGetTensorImpl()] = {begin, std::max(begin, end)};
-    }
-  }
-
   std::shared_ptr<SharedMemoryAllReduce> all_reduce_;
   bool bf16_;
-  SharedShards* shards_;
 };
 
 // Why this run's gradients cannot go through shared memory, or "" when they can.
@@ -226,7 +195,50 @@ void DataParallel::trainable_changed() {
   zero_grad();
   state_->logger.reset();
   state_->reducer.reset();
+  state_->share_buckets.clear();
   attach_reducer();
+}
+
+// Splits each bucket into one share per rank and tells the optimizer which elements of each
+// parameter are this rank's. A share boundary falls a multiple of kAlignment elements into its
+// parameter: ATen's fused Adam then steps every element with the same arithmetic (vector lanes,
+// never a scalar tail) whichever rank steps it, so sharded and replicated runs, resumed or
+// not, give the same bits.
+void DataParallel::plan_shares(const std::vector<torch::Tensor>& params,
+                               const std::vector<std::vector<size_t>>& buckets) {
+  constexpr int64_t kAlignment = 64;
+  const int ranks = world_->world_size(), rank = world_->rank();
+  auto& owned = state_->shards->owned_;
+  owned.clear();
+  for (const auto& indices : buckets) {
+    ShareBucket bucket;
+    std::vector<int64_t> offsets;
+    int64_t count = 0;
+    for (size_t index : indices) {
+      bucket.params.push_back(params[index]);
+      offsets.push_back(count);
+      count += params[index].numel();
+    }
+    bucket.bounds = {0};
+    for (int r = 1; r < ranks; ++r) {
+      const int64_t target = count * r / ranks;
+      int64_t bound = count;
+      for (size_t i = 0; i < offsets.size(); ++i)
+        if (target >= offsets[i] && target < offsets[i] + bucket.params[i].numel())
+          bound = offsets[i] + (target - offsets[i]) / kAlignment * kAlignment;
+      bucket.bounds.push_back(std::max(bucket.bounds.back(), static_cast<size_t>(bound)));
+    }
+    bucket.bounds.push_back(static_cast<size_t>(count));
+    for (size_t i = 0; i < bucket.params.size(); ++i) {
+      const int64_t n = bucket.params[i].numel();
+      auto clamped = [&](size_t bound) {
+        return std::clamp<int64_t>(static_cast<int64_t>(bound) - offsets[i], 0, n);
+      };
+      const int64_t begin = clamped(bucket.bounds[rank]), end = clamped(bucket.bounds[rank + 1]);
+      owned[bucket.params[i].unsafeGetTensorImpl()] = {begin, std::max(begin, end)};
+    }
+    state_->share_buckets.push_back(std::move(bucket));
+  }
 }
 
 void DataParallel::attach_reducer() {
@@ -254,8 +266,15 @@ void DataParallel::attach_reducer() {
   if (!state_->shared_memory_tried) {
     state_->shared_memory = join_shared_memory(params);
     if (state_->shared_memory && state_->shared_memory->arena_bytes() > 0) share_parameters();
+    // The step's flags too: through Gloo they cost each step socket calls and woken threads
+    // on cores that have none to spare (2 ranks x 1 thread: about 2 % of the step).
+    if (state_->shared_memory) world_->impl()->shared_memory = state_->shared_memory;
   }
   state_->shared_memory_tried = true;
+  if (state_->shards) {  // the sharded step exchanges the gradients itself: no reducer
+    plan_shares(params, buckets);
+    return;
+  }
   with_rank_context(*world_, "setting up gradient all-reduce", [&] {
     state_->reducer = compat::make_reducer(params, buckets, limits, world_->impl()->group, cap,
                                            options_.find_unused_parameters,
@@ -266,8 +285,8 @@ void DataParallel::attach_reducer() {
   // One hook per reducer: shared memory (fp32, or bf16 on the wire) where it can, else the
   // process group's own all-reduce with train.grad_comm's compression.
   if (state_->shared_memory)
-    state_->reducer->register_comm_hook(std::make_unique<SharedMemoryHook>(
-        state_->shared_memory, options_.grad_comm == "bf16", state_->shards.get()));
+    state_->reducer->register_comm_hook(
+        std::make_unique<SharedMemoryHook>(state_->shared_memory, options_.grad_comm == "bf16"));
   else if (options_.grad_comm == "fp16")
     state_->reducer->register_builtin_comm_hook(c10d::BuiltinCommHookType::FP16_COMPRESS);
   else if (options_.grad_comm == "bf16")
@@ -381,7 +400,7 @@ void DataParallel::after_optimizer_step() {
 }
 
 std::string DataParallel::transport() const {
-  if (!state_ || !state_->reducer) return "none";
+  if (!state_ || (!state_->reducer && state_->share_buckets.empty())) return "none";
   return state_->shared_memory ? "shared_memory" : world_->backend();
 }
 
@@ -397,7 +416,13 @@ void DataParallel::before_forward() {
     with_rank_context(*world_, "gradient bucket rebuild",
                       [&] { state_->reducer->rebuild_buckets(); });
   }
-  if (options_.broadcast_buffers && !state_->buffers.empty()) {
+  const auto plain = [](const torch::Tensor& t) { return t.is_cpu() && t.is_contiguous(); };
+  if (options_.broadcast_buffers && !state_->buffers.empty() && state_->shared_memory &&
+      std::all_of(state_->buffers.begin(), state_->buffers.end(), plain)) {
+    std::vector<SharedMemoryAllReduce::Bytes> pieces;
+    for (auto& buffer : state_->buffers) pieces.push_back({buffer.data_ptr(), buffer.nbytes()});
+    state_->shared_memory->broadcast_from_first(pieces, "the broadcast of BatchNorm buffers");
+  } else if (options_.broadcast_buffers && !state_->buffers.empty()) {
     torch::NoGradGuard no_grad;
     with_rank_context(*world_, "broadcast of BatchNorm buffers", [&] {
       c10d::broadcast_coalesced(world_->impl()->group, state_->buffers, 250u * 1024u * 1024u, 0);
@@ -406,10 +431,35 @@ void DataParallel::before_forward() {
 }
 
 void DataParallel::before_backward(const std::vector<torch::Tensor>& outputs, bool sync) {
+  if (state_) state_->sync_backward = sync;
   if (!state_ || !state_->reducer || !sync) return;
   // Outputs are only searched for unused parameters; without that the list may stay empty.
   state_->reducer->prepare_for_backward(
       options_.find_unused_parameters ? outputs : std::vector<torch::Tensor>{});
+}
+
+// The sharded step's exchange, straight from the gradients autograd left (DDP's reducer would
+// first copy each into its bucket: 47 MB written and read again per step for resnet18).
+void DataParallel::after_backward() {
+  if (!state_ || state_->share_buckets.empty() || !state_->sync_backward) return;
+  state_->sync_backward = false;
+  torch::NoGradGuard no_grad;
+  std::vector<SharedMemoryAllReduce::Span> spans;
+  for (auto& bucket : state_->share_buckets) {
+    spans.clear();
+    for (auto& p : bucket.params) {
+      torch::Tensor& grad = p.mutable_grad();
+      // A parameter this rank's step did not use averages zeros (as DDP's
+      // find_unused_parameters); a gradient laid out unlike its parameter is copied into its
+      // layout, as the reducer's bucket would: the shares count elements in memory order.
+      if (!grad.defined())
+        grad = torch::zeros_like(p, torch::MemoryFormat::Preserve);
+      else if (grad.strides() != p.strides() || !grad.is_non_overlapping_and_dense())
+        grad = torch::empty_like(p, torch::MemoryFormat::Preserve).copy_(grad);
+      spans.push_back({grad.data_ptr<float>(), static_cast<size_t>(grad.numel())});
+    }
+    state_->shared_memory->average_own_share(spans, bucket.bounds);
+  }
 }
 
 void DataParallel::zero_grad() {

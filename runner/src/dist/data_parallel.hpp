@@ -1,12 +1,15 @@
 #pragma once
 // Data-parallel training over a World, driving PyTorch DDP's own engine (c10d::Reducer):
-// gradients are averaged across ranks in buckets launched while backward still runs.
+// gradients are averaged across ranks in buckets launched while backward still runs. The
+// sharded step (CPU ranks of one host) goes without the reducer: after backward each rank
+// averages only its share of every bucket, read straight from the gradients.
 //
 // Per training step (micro-batch):
 //   dp.before_forward();                    // bucket rebuild + BatchNorm buffer sync
 //   auto loss = compute_loss(model->forward(x));
 //   dp.before_backward({loss}, sync);       // sync=false: no_sync (accumulate locally)
 //   loss.backward();                        // all-reduce overlaps with this when sync
+//   dp.after_backward();                    // the sharded step's exchange, when sync
 //   if (sync) { optimizer.step(); dp.zero_grad(); }
 
 #include <memory>
@@ -68,6 +71,9 @@ class DataParallel {
   /// Call after forward, before backward, on every rank. sync=true: this backward averages
   /// gradients across ranks; false: gradients only accumulate locally (no_sync).
   void before_backward(const std::vector<torch::Tensor>& outputs, bool sync = true);
+  /// Call right after each backward, on every rank: the sharded step averages each rank's share
+  /// of the gradients here (the reducer does it during backward otherwise).
+  void after_backward();
   /// Drops the gradients (torch's zero_grad(set_to_none=True)): the next window's first
   /// backward writes them afresh.
   void zero_grad();
@@ -100,6 +106,9 @@ class DataParallel {
   /// placing of rank 0's parameters there, every rank's parameters then mapping that one copy.
   size_t arena_bytes();
   void share_parameters();
+  /// The sharded step's buckets (`buckets`: indices into `params`) split into shares.
+  void plan_shares(const std::vector<torch::Tensor>& params,
+                   const std::vector<std::vector<size_t>>& buckets);
   std::vector<torch::Tensor> all_parameters() const;
 
   struct State;

@@ -392,19 +392,49 @@ void SharedMemoryAllReduce::average_chunked_bf16(float* data, size_t count) {
   }
 }
 
+namespace {
+
+// Calls visit(pointer, count, offset) for the pieces of the vector `spans` make that cover its
+// elements [begin, end): `offset` counts from `begin`. `starts`: each span's first element.
+template <typename Visit>
+void for_each_piece(const std::vector<SharedMemoryAllReduce::Span>& spans,
+                    const std::vector<size_t>& starts, size_t begin, size_t end, Visit visit) {
+  size_t i =
+      static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), begin) - starts.begin()) -
+      1;
+  for (size_t at = begin; at < end; ++i) {
+    const size_t into = at - starts[i];
+    const size_t n = std::min(spans[i].count - into, end - at);
+    visit(spans[i].data + into, n, at - begin);
+    at += n;
+  }
+}
+
+}  // namespace
+
 // Round k: every rank stages the k-th piece of every other rank's share into its slot (a slot
 // holds a piece per owner), a barrier, and each owner averages its k-th piece with the others'
 // staged copies in place. Nothing is published back: one barrier a round. A slot set is
 // rewritten two rounds later, after a barrier its readers pass only once they have read it.
-void SharedMemoryAllReduce::average_own_share(float* data, const std::vector<size_t>& bounds) {
+void SharedMemoryAllReduce::average_own_share(const std::vector<Span>& spans,
+                                              const std::vector<size_t>& bounds) {
   doing_ = "the sharded step's gradient exchange";
   constexpr size_t kLine = kCacheLine / sizeof(float);
   const size_t piece = std::max(kLine, chunk_bytes_ / sizeof(float) / world_size_ / kLine * kLine);
+  std::vector<size_t> starts;  // of each span in the vector
+  size_t length = 0;
+  for (const Span& span : spans) {
+    starts.push_back(length);
+    length += span.count;
+  }
+  if (bounds.size() != static_cast<size_t>(world_size_) + 1 || bounds.back() != length)
+    throw Error("internal: the sharded exchange's shares do not cover its gradients");
   size_t largest = 0;
   for (int rank = 0; rank < world_size_; ++rank)
     largest = std::max(largest, bounds[rank + 1] - bounds[rank]);
   const size_t rounds = (largest + piece - 1) / piece;
   std::vector<const float*> others;
+  std::vector<const float*> others_here;
   for (size_t round = 0; round < rounds; ++round) {
     const int parity = static_cast<int>(chunks_++ & 1);
     auto piece_of = [&](int owner, size_t& begin, size_t& end) {
@@ -416,7 +446,10 @@ void SharedMemoryAllReduce::average_own_share(float* data, const std::vector<siz
       if (owner == rank_) continue;
       size_t begin, end;
       piece_of(owner, begin, end);
-      std::memcpy(own_slot + owner * piece, data + begin, (end - begin) * sizeof(float));
+      float* staged = own_slot + owner * piece;
+      for_each_piece(spans, starts, begin, end, [&](float* data, size_t n, size_t offset) {
+        std::memcpy(staged + offset, data, n * sizeof(float));
+      });
     }
     barrier();
     size_t begin, end;
@@ -425,8 +458,63 @@ void SharedMemoryAllReduce::average_own_share(float* data, const std::vector<siz
     for (int rank = 0; rank < world_size_; ++rank)
       if (rank != rank_)
         others.push_back(reinterpret_cast<const float*>(slot(parity, rank)) + rank_ * piece);
-    reduce_share<float>(data + begin, others, nullptr, end - begin,
-                        static_cast<float>(world_size_));
+    for_each_piece(spans, starts, begin, end, [&](float* data, size_t n, size_t offset) {
+      others_here.clear();
+      for (const float* other : others) others_here.push_back(other + offset);
+      reduce_share<float>(data, others_here, nullptr, n, static_cast<float>(world_size_));
+    });
+  }
+}
+
+void SharedMemoryAllReduce::all_reduce(float* data, size_t count, Op op, const char* what) {
+  doing_ = what;
+  const size_t per_chunk = chunk_bytes_ / sizeof(float);
+  for (size_t start = 0; start < count; start += per_chunk) {
+    const size_t n = std::min(per_chunk, count - start);
+    const int parity = static_cast<int>(chunks_++ & 1);
+    std::memcpy(slot(parity, rank_), data + start, n * sizeof(float));
+    barrier();
+    const auto* first = reinterpret_cast<const float*>(slot(parity, 0));
+    std::memcpy(data + start, first, n * sizeof(float));
+    for (int rank = 1; rank < world_size_; ++rank) {
+      const auto* other = reinterpret_cast<const float*>(slot(parity, rank));
+      float* out = data + start;
+      for (size_t i = 0; i < n; ++i)
+        out[i] = op == Op::kSum   ? out[i] + other[i]
+                 : op == Op::kMax ? std::max(out[i], other[i])
+                                  : std::min(out[i], other[i]);
+    }
+  }
+}
+
+void SharedMemoryAllReduce::broadcast_from_first(const std::vector<Bytes>& pieces,
+                                                 const char* what) {
+  doing_ = what;
+  size_t total = 0;
+  for (const Bytes& piece : pieces) total += piece.bytes;
+  // Round by round, a slot's worth: rank 0 packs the pieces' bytes, the others unpack them.
+  // Every rank walks the pieces alike, to keep its place for the next round.
+  size_t index = 0, into = 0;  // where the next round begins: piece, byte within it
+  for (size_t start = 0; start < total; start += chunk_bytes_) {
+    const int parity = static_cast<int>(chunks_++ & 1);
+    unsigned char* staged = slot(parity, 0);
+    const size_t round_bytes = std::min(chunk_bytes_, total - start);
+    if (rank_ != 0) barrier();
+    for (size_t done = 0; done < round_bytes;) {
+      auto* piece = static_cast<unsigned char*>(pieces[index].data) + into;
+      const size_t n = std::min(pieces[index].bytes - into, round_bytes - done);
+      if (rank_ == 0)
+        std::memcpy(staged + done, piece, n);
+      else
+        std::memcpy(piece, staged + done, n);
+      done += n;
+      into += n;
+      if (into == pieces[index].bytes) {
+        ++index;
+        into = 0;
+      }
+    }
+    if (rank_ == 0) barrier();
   }
 }
 

@@ -59,10 +59,30 @@ class SharedMemoryAllReduce {
   /// rounded to bf16 once, their mean taken in float32 and rounded to bf16 once; every rank gets
   /// the same float32 values (bf16 ones).
   void average_bf16(float* data, size_t count);
-  /// The sharded step's exchange: rank r's elements [bounds[r], bounds[r + 1]) of `data` (its
-  /// share; bounds: world size + 1 ascending offsets from 0 to the count, the same on every
+  /// Consecutive float32 elements; a list of them reads as one vector, in order.
+  struct Span {
+    float* data;
+    size_t count;
+  };
+  /// The sharded step's exchange over the vector `spans` make (each parameter's gradient where
+  /// it lies, nothing gathered first): rank r's elements [bounds[r], bounds[r + 1]) (its share;
+  /// bounds: world size + 1 ascending offsets from 0 to the vector's length, the same on every
   /// rank) become the mean over the ranks; the rest stays this rank's own.
-  void average_own_share(float* data, const std::vector<size_t>& bounds);
+  void average_own_share(const std::vector<Span>& spans, const std::vector<size_t>& bounds);
+  void average_own_share(float* data, const std::vector<size_t>& bounds) {
+    average_own_share({{data, bounds.back()}}, bounds);
+  }
+  /// The small collectives of each step beside the gradients' (the step's flags, a failure's
+  /// message): `data` becomes the sum, max or min over the ranks, taken in rank order (every
+  /// rank gets the same bits). One barrier per chunk, no socket, no thread woken.
+  enum class Op { kSum, kMax, kMin };
+  void all_reduce(float* data, size_t count, Op op, const char* what);
+  /// Rank 0's bytes of `pieces` copied into every rank's (BatchNorm's buffers before each step).
+  struct Bytes {
+    void* data;
+    size_t bytes;
+  };
+  void broadcast_from_first(const std::vector<Bytes>& pieces, const char* what);
   /// Waits until every rank has called it (the sharded step: every share stepped before any
   /// rank reads the parameters again). `what` names it in the errors.
   void wait_for_all(const char* what);

@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "dist/listen_socket.hpp"
+#include "dist/shared_memory_all_reduce.hpp"
 #include "dist/world_impl.hpp"
 #include "runner/error.hpp"
 
@@ -301,6 +302,14 @@ void World::all_reduce_on_host_(torch::Tensor& tensor, ReduceOp op) {
   if (!impl_) return;
   if (!tensor.is_cpu() || !tensor.is_contiguous() || op == ReduceOp::kAvg)
     throw Error("internal: all_reduce_on_host_ takes a contiguous CPU tensor and sum/max/min");
+  if (impl_->shared_memory && tensor.scalar_type() == torch::kFloat) {
+    impl_->shared_memory->all_reduce(tensor.data_ptr<float>(), static_cast<size_t>(tensor.numel()),
+                                     op == ReduceOp::kMax   ? SharedMemoryAllReduce::Op::kMax
+                                     : op == ReduceOp::kMin ? SharedMemoryAllReduce::Op::kMin
+                                                            : SharedMemoryAllReduce::Op::kSum,
+                                     "a host all-reduce (the step's flags, a failure's message)");
+    return;
+  }
   std::vector<torch::Tensor> buffer = {tensor};
   c10d::AllreduceOptions options;
   options.reduceOp = op == ReduceOp::kMax   ? c10d::ReduceOp::MAX

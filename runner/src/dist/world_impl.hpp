@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "compat/torch_compat.hpp"
@@ -11,6 +12,8 @@
 
 namespace runner::dist {
 
+class SharedMemoryAllReduce;
+
 struct World::Impl {
   compat::StorePtr store;  ///< the rendezvous store (prefixed under torchrun's agent store)
   compat::ProcessGroupPtr group;
@@ -18,6 +21,9 @@ struct World::Impl {
   std::chrono::milliseconds timeout{0};
   std::string endpoint;     ///< "host:port" of the rendezvous, for messages
   int64_t collectives = 0;  ///< collectives started so far: the same sequence on every rank
+  /// Set by DataParallel where the ranks share a segment: small host collectives (each step's
+  /// flags) go through it instead of Gloo's sockets and threads.
+  std::shared_ptr<SharedMemoryAllReduce> shared_memory;
 };
 
 /// `who` (e.g. "rank 0") cannot listen for the rendezvous on `endpoint` ("host:port"): the

@@ -47,6 +47,7 @@ torch::Tensor TrainStep::micro_batch(const torch::Tensor& images, const torch::T
   const torch::Tensor scaled = parts_.scaler->scale(loss / static_cast<double>(window));
   if (parts_.data_parallel) parts_.data_parallel->before_backward({scaled}, sync);
   scaled.backward();
+  if (parts_.data_parallel) parts_.data_parallel->after_backward();
 
   // Summed on the device: the Trainer reads a window of them at a time.
   const torch::Tensor value = loss.detach().to(torch::kDouble);

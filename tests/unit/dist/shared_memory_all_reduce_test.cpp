@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -159,6 +160,7 @@ TEST(SharedMemoryAllReduce, Bf16EveryRankGetsTheRoundedMeanOfRoundedValues) {
 
 // The sharded step's exchange: each rank's share (bounds the caller chose: uneven, empty ones,
 // unaligned) becomes the mean of every rank's values there; the rest of its buffer stays its own.
+// The same over a vector in pieces (each gradient where autograd left it), shares crossing them.
 TEST(SharedMemoryAllReduce, EachRankGetsTheMeanOfItsOwnShare) {
   for (int world_size : {2, 3}) {
     SCOPED_TRACE(std::to_string(world_size) + " ranks");
@@ -173,21 +175,35 @@ TEST(SharedMemoryAllReduce, EachRankGetsTheMeanOfItsOwnShare) {
             : std::vector<std::vector<size_t>>{
                   {0, 1, 1, 1}, {0, 5, 6, 17}, {0, 400, 400, 1000}, {0, 3, 20000, 50003}};
     auto codes = run_ranks(world_size, 4096, 30, [&](SharedMemoryAllReduce& all_reduce, int rank) {
-      for (const auto& bounds : splits) {
-        const size_t count = bounds.back();
-        std::vector<float> data(count);
-        for (size_t i = 0; i < count; ++i) data[i] = rank_value<float>(rank, i);
-        all_reduce.average_own_share(data.data(), bounds);
-        for (size_t i = 0; i < count; ++i) {
-          float expected = rank_value<float>(rank, i);
-          if (i >= bounds[rank] && i < bounds[rank + 1]) {
-            float sum = 0;
-            for (int r = 0; r < world_size; ++r) sum += rank_value<float>(r, i);
-            expected = sum / static_cast<float>(world_size);
+      for (bool split : {false, true})
+        for (const auto& bounds : splits) {
+          const size_t count = bounds.back();
+          std::vector<float> data(count);
+          for (size_t i = 0; i < count; ++i) data[i] = rank_value<float>(rank, i);
+          if (split) {  // as gradients lie: pieces of one vector, an empty one among them
+            std::vector<SharedMemoryAllReduce::Span> spans;
+            size_t at = 0;
+            for (size_t cut : {size_t{7}, size_t{7}, size_t{333}, size_t{2500}, size_t{31001}})
+              if (cut > at && cut < count) {
+                spans.push_back({data.data() + at, cut - at});
+                spans.push_back({data.data() + cut, 0});
+                at = cut;
+              }
+            spans.push_back({data.data() + at, count - at});
+            all_reduce.average_own_share(spans, bounds);
+          } else {
+            all_reduce.average_own_share(data.data(), bounds);
           }
-          if (std::abs(data[i] - expected) > 1e-6f * (1 + std::abs(expected))) return 10;
+          for (size_t i = 0; i < count; ++i) {
+            float expected = rank_value<float>(rank, i);
+            if (i >= bounds[rank] && i < bounds[rank + 1]) {
+              float sum = 0;
+              for (int r = 0; r < world_size; ++r) sum += rank_value<float>(r, i);
+              expected = sum / static_cast<float>(world_size);
+            }
+            if (std::abs(data[i] - expected) > 1e-6f * (1 + std::abs(expected))) return 10;
+          }
         }
-      }
       return 0;
     });
     for (int code : codes)
@@ -233,6 +249,66 @@ TEST(SharedMemoryAllReduce, ARankThatNeverArrivesTimesOutNamingIt) {
   close(release[1]);
   EXPECT_NE(message.find("rank(s) 1 did not reach the gradient all-reduce"), std::string::npos)
       << message;
+}
+
+// The step's small collectives: flags summed, a minimum and a maximum, interleaved with a
+// gradient average (one slot-set sequence for all of them); every rank gets the same values.
+// 3 ranks, 4 KiB slots: the 1500-float message takes two chunks.
+TEST(SharedMemoryAllReduce, SmallAllReducesSumMaxMinInRankOrder) {
+  constexpr int kRanks = 3;
+  auto codes = run_ranks(kRanks, 4096, 30, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<float> flags = {rank == 1 ? 1.0f : 0.0f, 1.0f, static_cast<float>(rank)};
+      all_reduce.all_reduce(flags.data(), flags.size(), SharedMemoryAllReduce::Op::kSum, "flags");
+      if (flags != std::vector<float>{1.0f, 3.0f, 3.0f}) return 10;
+      float lowest = rank == 2 ? -1.0f : static_cast<float>(rank + round);
+      all_reduce.all_reduce(&lowest, 1, SharedMemoryAllReduce::Op::kMin, "first");
+      if (lowest != -1.0f) return 11;
+      std::vector<float> message(1500, 0.0f);
+      for (size_t i = 0; i < message.size(); ++i)
+        message[i] = static_cast<float>((i + static_cast<size_t>(rank)) % 7);
+      all_reduce.all_reduce(message.data(), message.size(), SharedMemoryAllReduce::Op::kMax, "max");
+      for (size_t i = 0; i < message.size(); ++i) {
+        float expected = 0;
+        for (int r = 0; r < kRanks; ++r)
+          expected = std::max(expected, static_cast<float>((i + static_cast<size_t>(r)) % 7));
+        if (message[i] != expected) return 12;
+      }
+      std::vector<float> grads(5000, static_cast<float>(rank));
+      all_reduce.average(grads.data(), grads.size());
+      for (float g : grads)
+        if (g != 1.0f) return 13;
+    }
+    return 0;
+  });
+  for (int code : codes) EXPECT_EQ(code, 0) << "a rank got another reduction than the others";
+}
+
+// BatchNorm's buffers before each step: rank 0's bytes in every rank's pieces (floats and an
+// int64 counter, more bytes than one slot), the others' own values overwritten.
+TEST(SharedMemoryAllReduce, BroadcastGivesEveryRankTheFirstRanksBytes) {
+  constexpr int kRanks = 3;
+  auto codes = run_ranks(kRanks, 4096, 30, [&](SharedMemoryAllReduce& all_reduce, int rank) {
+    for (int round = 0; round < 2; ++round) {
+      std::vector<float> mean(3000), empty;
+      int64_t counter = rank == 0 ? 41 + round : -1;
+      std::vector<float> var(17);
+      for (size_t i = 0; i < mean.size(); ++i) mean[i] = rank_value<float>(rank, i);
+      for (size_t i = 0; i < var.size(); ++i) var[i] = rank_value<float>(rank, i + 9);
+      all_reduce.broadcast_from_first({{mean.data(), mean.size() * sizeof(float)},
+                                       {empty.data(), 0},
+                                       {&counter, sizeof(counter)},
+                                       {var.data(), var.size() * sizeof(float)}},
+                                      "buffers");
+      for (size_t i = 0; i < mean.size(); ++i)
+        if (mean[i] != rank_value<float>(0, i)) return 10;
+      for (size_t i = 0; i < var.size(); ++i)
+        if (var[i] != rank_value<float>(0, i + 9)) return 11;
+      if (counter != 41 + round) return 12;
+    }
+    return 0;
+  });
+  for (int code : codes) EXPECT_EQ(code, 0) << "a rank's buffers are not rank 0's";
 }
 
 // The sharded step keeps the parameters and optimizer state in the arena: zeros at first, one
