@@ -233,9 +233,12 @@ def main():
               f"bf16 gradients on one host go through shared memory: {r.summary(b16).get('gradient_sync')}")
         check(losses(b16)[0] == losses(gloo)[0] and losses(b16) != losses(gloo),
               f"bf16 gradients: the same first loss, then bf16 rounding: {losses(b16)} vs {losses(gloo)}")
-        out, _ = r.run(*two, "train.grad_transport=shared_memory", "train.grad_comm=fp16", expect=2)
-        check("train.grad_transport: shared_memory" in out and "grad_comm is fp16" in out,
-              f"shared_memory with fp16 gradients: exit 2 naming both keys\n{out[-600:]}")
+        for command in ("validate", "run"):  # validate knows it: the ranks would refuse it
+            out, _ = r.run(*two, "train.grad_transport=shared_memory", "train.grad_comm=fp16",
+                           command=command, expect=2)
+            check("train.grad_transport: shared_memory" in out and "grad_comm is fp16" in out,
+                  f"shared_memory with fp16 gradients: runner {command} exits 2 naming both keys"
+                  f"\n{out[-600:]}")
         # train.shard_optimizer: 2 CPU ranks with adam keep one copy of the parameters and of
         # Adam's moments in shared memory and each steps its share (auto); off: every rank steps
         # everything. The same bits either way (a share boundary falls on whole vector widths of

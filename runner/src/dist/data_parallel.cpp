@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "config/shared_memory_rules.hpp"
 #include "dist/shared_memory_all_reduce.hpp"
 #include "dist/world_impl.hpp"
 #include "runner/error.hpp"
@@ -124,13 +125,11 @@ class SharedMemoryHook : public c10d::CommHookInterface {
 // Why this run's gradients cannot go through shared memory, or "" when they can.
 std::string shared_memory_unsuitable(const World& world, const DataParallelOptions& options,
                                      const std::vector<torch::Tensor>& params) {
-  if (world.backend() != "gloo")
-    return "it is for CPU ranks, this run's gradients go by " + world.backend();
-  if (world.local_world_size() != world.world_size())
-    return "it needs every rank on one host, this run spans " +
-           std::to_string(world.world_size() / std::max(1, world.local_world_size())) + " nodes";
-  if (options.grad_comm == "fp16")
-    return "it averages fp32 or bf16 gradients, train.grad_comm is fp16";
+  config::SharedMemoryFacts facts;  // `runner validate` asks the same rule of the config
+  facts.cpu_ranks = world.backend() == "gloo";
+  facts.nodes = world.world_size() / std::max(1, world.local_world_size());
+  facts.grad_comm = options.grad_comm;
+  if (const std::string why = config::why_no_shared_memory(facts); !why.empty()) return why;
   for (const auto& p : params) {
     if (p.scalar_type() != torch::kFloat && p.scalar_type() != torch::kDouble)
       return "it averages float32/float64 gradients, the model has " +
@@ -177,6 +176,10 @@ DataParallel::DataParallel(std::shared_ptr<World> world, std::shared_ptr<torch::
       options_.grad_transport != "process_group")
     throw ConfigError("train.grad_transport '" + options_.grad_transport +
                       "': expected auto, shared_memory or process_group");
+  // What config::why_not_sharded rules out is the caller's to check (StepRig asks it).
+  if (options_.shard_state_slots > 0 &&
+      (options_.grad_comm != "fp32" || options_.grad_transport == "process_group"))
+    throw Error("internal: the sharded step needs fp32 gradients through shared memory");
   if (options_.bucket_cap_mb <= 0) {
     throw ConfigError("distributed bucket_cap_mb must be positive (got " +
                       std::to_string(options_.bucket_cap_mb) + ")");
@@ -295,12 +298,7 @@ void DataParallel::attach_reducer() {
 
 std::shared_ptr<SharedMemoryAllReduce> DataParallel::join_shared_memory(
     const std::vector<torch::Tensor>& params) {
-  if (options_.grad_transport == "process_group") {
-    state_->why_not_sharded =
-        "it needs the gradients in shared memory, train.grad_transport is "
-        "process_group";
-    return nullptr;
-  }
+  if (options_.grad_transport == "process_group") return nullptr;
   const std::string unsuitable = shared_memory_unsuitable(*world_, options_, params);
   const bool required = options_.grad_transport == "shared_memory";
   if (!unsuitable.empty()) {
@@ -345,11 +343,6 @@ std::vector<torch::Tensor> DataParallel::all_parameters() const {
 
 size_t DataParallel::arena_bytes() {
   if (options_.shard_state_slots <= 0) return 0;
-  if (options_.grad_comm != "fp32") {
-    state_->why_not_sharded =
-        "it averages fp32 gradients, train.grad_comm is " + options_.grad_comm;
-    return 0;
-  }
   size_t bytes = 0;
   for (const auto& p : all_parameters()) {
     // One block of host memory per parameter, its state laid out the same.

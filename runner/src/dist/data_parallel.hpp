@@ -46,8 +46,9 @@ struct DataParallelOptions {
   /// DDP).
   std::string grad_transport = "auto";
   /// The sharded step (runner/optim/sharded_step.hpp): the optimizer's state tensors per
-  /// parameter (ShardedStep::state_slots()); 0: every rank steps every parameter. Applies where
-  /// the gradients go through shared memory in fp32 and every parameter is float32.
+  /// parameter (ShardedStep::state_slots()); 0: every rank steps every parameter. Set only where
+  /// config::why_not_sharded allows it (fp32 gradients, not process_group); applies where the
+  /// ranks join a shared-memory segment with room for it and every parameter is float32.
   int shard_state_slots = 0;
 };
 

@@ -468,17 +468,27 @@ void SharedMemoryAllReduce::average_own_share(const std::vector<Span>& spans,
 
 void SharedMemoryAllReduce::all_reduce(float* data, size_t count, Op op, const char* what) {
   doing_ = what;
-  const size_t per_chunk = chunk_bytes_ / sizeof(float);
+  all_reduce_chunked(data, count, op);
+}
+
+void SharedMemoryAllReduce::all_reduce(double* data, size_t count, Op op, const char* what) {
+  doing_ = what;
+  all_reduce_chunked(data, count, op);
+}
+
+template <typename T>
+void SharedMemoryAllReduce::all_reduce_chunked(T* data, size_t count, Op op) {
+  const size_t per_chunk = chunk_bytes_ / sizeof(T);
   for (size_t start = 0; start < count; start += per_chunk) {
     const size_t n = std::min(per_chunk, count - start);
     const int parity = static_cast<int>(chunks_++ & 1);
-    std::memcpy(slot(parity, rank_), data + start, n * sizeof(float));
+    std::memcpy(slot(parity, rank_), data + start, n * sizeof(T));
     barrier();
-    const auto* first = reinterpret_cast<const float*>(slot(parity, 0));
-    std::memcpy(data + start, first, n * sizeof(float));
+    const auto* first = reinterpret_cast<const T*>(slot(parity, 0));
+    std::memcpy(data + start, first, n * sizeof(T));
     for (int rank = 1; rank < world_size_; ++rank) {
-      const auto* other = reinterpret_cast<const float*>(slot(parity, rank));
-      float* out = data + start;
+      const auto* other = reinterpret_cast<const T*>(slot(parity, rank));
+      T* out = data + start;
       for (size_t i = 0; i < n; ++i)
         out[i] = op == Op::kSum   ? out[i] + other[i]
                  : op == Op::kMax ? std::max(out[i], other[i])

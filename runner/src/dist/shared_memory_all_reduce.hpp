@@ -77,6 +77,7 @@ class SharedMemoryAllReduce {
   /// rank gets the same bits). One barrier per chunk, no socket, no thread woken.
   enum class Op { kSum, kMax, kMin };
   void all_reduce(float* data, size_t count, Op op, const char* what);
+  void all_reduce(double* data, size_t count, Op op, const char* what);
   /// Rank 0's bytes of `pieces` copied into every rank's (BatchNorm's buffers before each step).
   struct Bytes {
     void* data;
@@ -97,6 +98,8 @@ class SharedMemoryAllReduce {
                         size_t bytes);
   template <typename T>
   void average_chunked(T* data, size_t count);
+  template <typename T>
+  void all_reduce_chunked(T* data, size_t count, Op op);
   void average_chunked_bf16(float* data, size_t count);
   /// Waits until every rank has arrived at barrier number `++barriers_`.
   void barrier();

@@ -270,9 +270,29 @@ void World::main_process_first(const std::function<void()>& fn) {
   if (is_main()) barrier();
 }
 
+// CPU ranks of one host that share a segment (DataParallel set it): small float32/float64
+// all-reduces go through it, summed in rank order, instead of Gloo's sockets and threads.
+bool World::all_reduce_in_shared_memory(torch::Tensor& tensor, ReduceOp op, const char* what) {
+  auto* segment = impl_->shared_memory.get();
+  if (segment == nullptr || !tensor.is_cpu() || !tensor.is_contiguous() ||
+      (tensor.scalar_type() != torch::kFloat && tensor.scalar_type() != torch::kDouble))
+    return false;
+  const auto count = static_cast<size_t>(tensor.numel());
+  const auto shared_op = op == ReduceOp::kMax   ? SharedMemoryAllReduce::Op::kMax
+                         : op == ReduceOp::kMin ? SharedMemoryAllReduce::Op::kMin
+                                                : SharedMemoryAllReduce::Op::kSum;
+  if (tensor.scalar_type() == torch::kFloat)
+    segment->all_reduce(tensor.data_ptr<float>(), count, shared_op, what);
+  else
+    segment->all_reduce(tensor.data_ptr<double>(), count, shared_op, what);
+  if (op == ReduceOp::kAvg) tensor.div_(env_.world_size);
+  return true;
+}
+
 void World::all_reduce_(torch::Tensor& tensor, ReduceOp op) {
   if (!impl_) return;
   torch::NoGradGuard no_grad;
+  if (all_reduce_in_shared_memory(tensor, op, "an all-reduce")) return;
   const bool widen = needs_fp32_transport(tensor) && backend_ == "gloo";
   std::vector<torch::Tensor> buffer = {widen ? tensor.to(torch::kFloat)
                                              : tensor.to(device()).contiguous()};
@@ -302,14 +322,7 @@ void World::all_reduce_on_host_(torch::Tensor& tensor, ReduceOp op) {
   if (!impl_) return;
   if (!tensor.is_cpu() || !tensor.is_contiguous() || op == ReduceOp::kAvg)
     throw Error("internal: all_reduce_on_host_ takes a contiguous CPU tensor and sum/max/min");
-  if (impl_->shared_memory && tensor.scalar_type() == torch::kFloat) {
-    impl_->shared_memory->all_reduce(tensor.data_ptr<float>(), static_cast<size_t>(tensor.numel()),
-                                     op == ReduceOp::kMax   ? SharedMemoryAllReduce::Op::kMax
-                                     : op == ReduceOp::kMin ? SharedMemoryAllReduce::Op::kMin
-                                                            : SharedMemoryAllReduce::Op::kSum,
-                                     "a host all-reduce (the step's flags, a failure's message)");
-    return;
-  }
+  if (all_reduce_in_shared_memory(tensor, op, "the step's flags (a host all-reduce)")) return;
   std::vector<torch::Tensor> buffer = {tensor};
   c10d::AllreduceOptions options;
   options.reduceOp = op == ReduceOp::kMax   ? c10d::ReduceOp::MAX

@@ -69,7 +69,7 @@ class World {
   /// Reduces one number across ranks.
   double all_reduce(double value, ReduceOp op = ReduceOp::kSum);
   /// Reduces a CPU tensor in place over the ranks' host-side group (Gloo; beside NCCL, a Gloo
-  /// group of its own): no device work and no wait for a device stream, for control flags the
+  /// group of its own; the shared-memory segment of CPU ranks on one host): no device work and no wait for a device stream, for control flags the
   /// host decides on every step (stop requests, checkpoint due) while the device runs ahead.
   void all_reduce_on_host_(torch::Tensor& tensor, ReduceOp op = ReduceOp::kSum);
   /// [W, ...]: every rank's `tensor` (same shape and dtype everywhere), in rank order.
@@ -85,6 +85,9 @@ class World {
 
  private:
   World(launch::WorldEnv env, std::string backend, std::unique_ptr<Impl> impl, int cuda_index);
+  /// Reduces `tensor` through the ranks' shared-memory segment where there is one and it can;
+  /// false: it did not (Gloo does). `what` names it in errors.
+  bool all_reduce_in_shared_memory(torch::Tensor& tensor, ReduceOp op, const char* what);
 
   launch::WorldEnv env_;
   std::string backend_;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "config/experiment_options.hpp"
+#include "config/shared_memory_rules.hpp"
 #include "data/class_name.hpp"
 #include "data/class_sampling.hpp"
 #include "data/sampler.hpp"
@@ -115,29 +116,31 @@ void check_validation(const config::Experiment& e, const train::RunParts& parts)
 
 // train.shard_optimizer: on where what it needs is known not to hold (the device, /dev/shm
 // and the ranks' hosts are known at rank start: the ranks refuse it there).
-void check_sharded_step(const config::Experiment& e, const train::RunParts& parts) {
+// train.grad_transport shared_memory and train.shard_optimizer on require what the ranks would
+// refuse at their start: the same rules (config/shared_memory_rules.hpp), asked of the config.
+void check_shared_memory(const config::Experiment& e, const train::RunParts& parts) {
   const config::ExperimentOptions& o = e.options;
   const config::GradientSyncOptions& sync = o.train.gradient_sync;
+  if (sync.shard_optimizer != "on" && sync.grad_transport != "shared_memory") return;
+  config::SharedMemoryFacts facts;
+  facts.cpu_ranks = o.launch.device != "cuda";
+  facts.nodes = o.launch.nnodes;
+  facts.grad_transport = sync.grad_transport;
+  facts.grad_comm = sync.grad_comm;
+  facts.precision = o.precision;
+  facts.optimizer = parts.about.optimizer;
+  // The built-in optimizers that implement optim::ShardedStep (the ranks ask the optimizer).
+  facts.optimizer_steps_shares =
+      parts.about.optimizer == "adam" || parts.about.optimizer == "adamw";
+  facts.clip_grad_norm = o.train.clip_grad_norm.has_value();
+  facts.ema = o.train.ema.enabled;
+  if (sync.grad_transport == "shared_memory")
+    if (const std::string why = config::why_no_shared_memory(facts); !why.empty())
+      throw ConfigError(key_at(e, "/train/grad_transport") +
+                        "train.grad_transport: shared_memory cannot be used here: " + why +
+                        " (use auto or process_group)");
   if (sync.shard_optimizer != "on") return;
-  std::string why;
-  if (o.launch.device == "cuda")
-    why = "it is for CPU ranks, launch.device is cuda";
-  else if (o.launch.nnodes > 1)
-    why = "it needs every rank on one host, launch.nnodes is " + std::to_string(o.launch.nnodes);
-  else if (sync.grad_transport == "process_group")
-    why = "it needs the gradients in shared memory, train.grad_transport is process_group";
-  else if (sync.grad_comm != "fp32")
-    why = "it averages fp32 gradients, train.grad_comm is " + sync.grad_comm;
-  else if (o.precision != config::Precision::kFp32)
-    why = "it steps fp32 weights without compute copies, precision is " +
-          config::precision_name(o.precision);
-  else if (parts.about.optimizer != "adam" && parts.about.optimizer != "adamw")
-    why = "adam and adamw step shares, the optimizer is " + parts.about.optimizer;
-  else if (o.train.clip_grad_norm)
-    why = "train.clip_grad_norm needs the whole gradient's norm on every rank";
-  else if (o.train.ema.enabled)
-    why = "train.ema swaps the weights with its average on every rank, one shared copy cannot";
-  if (!why.empty())
+  if (const std::string why = config::why_not_sharded(facts); !why.empty())
     throw ConfigError(key_at(e, "/train/shard_optimizer") +
                       "train.shard_optimizer: on cannot be used here: " + why +
                       " (use auto or off)");
@@ -158,7 +161,7 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
                         "train.mixup trains with soft targets, which loss '" + parts.about.loss +
                         "' does not take: use loss: {name: cross_entropy} or switch mixup off");
     check_validation(e, parts);
-    check_sharded_step(e, parts);
+    check_shared_memory(e, parts);
   }
   // Batches made from a split decoded up front have no sample to leave out: the decoding
   // stops at the first file it cannot read.

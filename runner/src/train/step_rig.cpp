@@ -1,9 +1,11 @@
 #include "train/step_rig.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <spdlog/spdlog.h>
 
+#include "config/shared_memory_rules.hpp"
 #include "dist/sync_batch_norm.hpp"
 #include "dist/world.hpp"
 #include "runner/error.hpp"
@@ -46,16 +48,19 @@ StepRig::StepRig(const RankContext& rank, std::shared_ptr<models::Model> model,
                      layers);
     }
     // train.shard_optimizer: each rank steps its share (runner/optim/sharded_step.hpp) where
-    // the optimizer can, the step runs in fp32 (no bf16 compute copies to refresh) and no clip
-    // needs the whole gradient; DataParallel adds what it needs (shared memory, fp32 grads).
+    // `runner validate`'s rule allows it with what this rank runs; DataParallel adds what only
+    // it finds out (/dev/shm's room, float32 parameters).
     auto* sharded = dynamic_cast<optim::ShardedStep*>(&optimizer);
-    const std::string why_replicated =
-        !sharded ? "the optimizer steps whole parameters only"
-        : rank.precision != config::Precision::kFp32
-            ? "precision runs as " + config::precision_name(rank.precision) + ", not fp32"
-        : options.clip_grad_norm ? "train.clip_grad_norm needs the whole gradient's norm"
-        : options.ema            ? "train.ema swaps the weights with its average on every rank"
-                                 : "";
+    config::SharedMemoryFacts facts;
+    facts.cpu_ranks = rank.device.is_cpu();
+    facts.nodes = rank.world->world_size() / std::max(1, rank.world->local_world_size());
+    facts.grad_transport = sync.grad_transport;
+    facts.grad_comm = sync.grad_comm;
+    facts.precision = rank.precision;
+    facts.optimizer_steps_shares = sharded != nullptr;
+    facts.clip_grad_norm = options.clip_grad_norm.has_value();
+    facts.ema = options.ema;
+    const std::string why_replicated = config::why_not_sharded(facts);
     if (sync.shard_optimizer != "off" && why_replicated.empty())
       dp.shard_state_slots = sharded->state_slots();
     data_parallel_ = std::make_unique<dist::DataParallel>(

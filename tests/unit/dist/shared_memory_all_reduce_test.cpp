@@ -264,6 +264,9 @@ TEST(SharedMemoryAllReduce, SmallAllReducesSumMaxMinInRankOrder) {
       float lowest = rank == 2 ? -1.0f : static_cast<float>(rank + round);
       all_reduce.all_reduce(&lowest, 1, SharedMemoryAllReduce::Op::kMin, "first");
       if (lowest != -1.0f) return 11;
+      std::vector<double> sums = {0.1 * rank, 1e-17 * rank};  // a window's loss sums (float64)
+      all_reduce.all_reduce(sums.data(), sums.size(), SharedMemoryAllReduce::Op::kSum, "sums");
+      if (sums[0] != (0.0 + 0.1) + 0.2 || sums[1] != (0.0 + 1e-17) + 2e-17) return 14;
       std::vector<float> message(1500, 0.0f);
       for (size_t i = 0; i < message.size(); ++i)
         message[i] = static_cast<float>((i + static_cast<size_t>(rank)) % 7);
