@@ -21,6 +21,7 @@ import json
 import os
 import resource
 import struct
+import sys
 import time
 import warnings
 
@@ -261,10 +262,15 @@ def main():
         train_seconds.append(time.perf_counter() - t_epoch)  # as runner's epoch_seconds: training only
         val_pred = predict_fn(accelerator, model, val_dl)
         val_acc = float(np.mean(val_pred == val_dl.dataset.labels))
+        # One value on every rank before the branch below: a rank that alone saw a better
+        # accuracy would wait alone in its barrier (seen with efficientnet_b0 in bf16: the run
+        # hung with rank 1 waiting after rank 0 had finished).
+        val_acc = float(accelerator.reduce(torch.tensor([val_acc], dtype=torch.float64,
+                                                        device=accelerator.device), "mean").item())
         if accelerator.is_main_process:
             print(f"Epoch {ep + 1}, train loss {np.mean(train_loss):.4f}, val acc {val_acc:.4f}, {ips:.0f} img/s",
                   flush=True)
-        if val_acc > best:  # the same on every rank: val_pred is gathered
+        if val_acc > best:  # the same on every rank
             best = val_acc
             accelerator.wait_for_everyone()
             accelerator.save(accelerator.unwrap_model(model).state_dict(), ckpt)  # main process only
@@ -287,6 +293,12 @@ def main():
         with open(os.path.join(args.out, "summary.json"), "w") as f:
             json.dump(summary, f, indent=2)
     accelerator.end_training()
+    # Leave without Python's teardown: there PyTorch 2.11 can deadlock (the DDP reducer's Gloo
+    # group freed under the GIL while a Gloo thread, holding the group's lock, waits for the
+    # GIL to free a finished work's tensors), leaving one rank hung after the run is done.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
