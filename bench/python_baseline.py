@@ -262,15 +262,10 @@ def main():
         train_seconds.append(time.perf_counter() - t_epoch)  # as runner's epoch_seconds: training only
         val_pred = predict_fn(accelerator, model, val_dl)
         val_acc = float(np.mean(val_pred == val_dl.dataset.labels))
-        # One value on every rank before the branch below: a rank that alone saw a better
-        # accuracy would wait alone in its barrier (seen with efficientnet_b0 in bf16: the run
-        # hung with rank 1 waiting after rank 0 had finished).
-        val_acc = float(accelerator.reduce(torch.tensor([val_acc], dtype=torch.float64,
-                                                        device=accelerator.device), "mean").item())
         if accelerator.is_main_process:
             print(f"Epoch {ep + 1}, train loss {np.mean(train_loss):.4f}, val acc {val_acc:.4f}, {ips:.0f} img/s",
                   flush=True)
-        if val_acc > best:  # the same on every rank
+        if val_acc > best:  # the same on every rank: val_pred is gathered
             best = val_acc
             accelerator.wait_for_everyone()
             accelerator.save(accelerator.unwrap_model(model).state_dict(), ckpt)  # main process only
