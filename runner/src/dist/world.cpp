@@ -322,7 +322,9 @@ void World::all_reduce_on_host_(torch::Tensor& tensor, ReduceOp op) {
   if (!impl_) return;
   if (!tensor.is_cpu() || !tensor.is_contiguous() || op == ReduceOp::kAvg)
     throw Error("internal: all_reduce_on_host_ takes a contiguous CPU tensor and sum/max/min");
-  if (all_reduce_in_shared_memory(tensor, op, "the step's flags (a host all-reduce)")) return;
+  if (all_reduce_in_shared_memory(tensor, op,
+                                  "a host all-reduce (the step's flags, a failure's message)"))
+    return;
   std::vector<torch::Tensor> buffer = {tensor};
   c10d::AllreduceOptions options;
   options.reduceOp = op == ReduceOp::kMax   ? c10d::ReduceOp::MAX

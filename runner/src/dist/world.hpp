@@ -69,8 +69,9 @@ class World {
   /// Reduces one number across ranks.
   double all_reduce(double value, ReduceOp op = ReduceOp::kSum);
   /// Reduces a CPU tensor in place over the ranks' host-side group (Gloo; beside NCCL, a Gloo
-  /// group of its own; the shared-memory segment of CPU ranks on one host): no device work and no wait for a device stream, for control flags the
-  /// host decides on every step (stop requests, checkpoint due) while the device runs ahead.
+  /// group of its own; the shared-memory segment of CPU ranks on one host): no device work and no
+  /// wait for a device stream, for control flags the host decides on every step (stop requests,
+  /// checkpoint due) while the device runs ahead.
   void all_reduce_on_host_(torch::Tensor& tensor, ReduceOp op = ReduceOp::kSum);
   /// [W, ...]: every rank's `tensor` (same shape and dtype everywhere), in rank order.
   torch::Tensor all_gather(const torch::Tensor& tensor);

@@ -114,8 +114,6 @@ void check_validation(const config::Experiment& e, const train::RunParts& parts)
                       how_to_get_val(parts) + ", or drop metrics:");
 }
 
-// train.shard_optimizer: on where what it needs is known not to hold (the device, /dev/shm
-// and the ranks' hosts are known at rank start: the ranks refuse it there).
 // train.grad_transport shared_memory and train.shard_optimizer on require what the ranks would
 // refuse at their start: the same rules (config/shared_memory_rules.hpp), asked of the config.
 void check_shared_memory(const config::Experiment& e, const train::RunParts& parts) {
