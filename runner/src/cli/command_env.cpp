@@ -21,6 +21,18 @@ std::string cuda_line(const nlohmann::json& env) {
   return "built with " + built + "; " + devices;
 }
 
+// "this CPU runs up to avx512; ATEN_CPU_CAPABILITY unset", or the variable's choice, or why
+// ATen would stop under it.
+std::string aten_capability_source(const nlohmann::json& env) {
+  const std::string cpu = "this CPU runs up to " + env["cpu_aten_capability"].get<std::string>();
+  if (env["aten_cpu_capability_refusal"].is_string())
+    return cpu + "; " + env["aten_cpu_capability_refusal"].get<std::string>();
+  if (env["aten_cpu_capability_variable"].is_string())
+    return "ATEN_CPU_CAPABILITY=" + env["aten_cpu_capability_variable"].get<std::string>() + "; " +
+           cpu;
+  return cpu + "; ATEN_CPU_CAPABILITY unset";
+}
+
 }  // namespace
 
 int command_env(const Args& args) {
@@ -46,8 +58,8 @@ int command_env(const Args& args) {
             << "NCCL            " << env["nccl"].get<std::string>() << "\n"
             << "Gloo            " << env["gloo"].get<std::string>() << "\n"
             << "CPU cores       " << env["cpu_cores"].get<unsigned>() << "\n"
-            << "ATen CPU        " << env["aten_cpu_capability"].get<std::string>()
-            << " kernels; native bf16: "
+            << "ATen CPU        " << env["aten_cpu_capability"].get<std::string>() << " kernels ("
+            << aten_capability_source(env) << "); native bf16: "
             << (env["cpu_native_bf16"].is_string() ? env["cpu_native_bf16"].get<std::string>()
                                                    : std::string("no"))
             << "\n"

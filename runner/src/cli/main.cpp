@@ -16,6 +16,7 @@
 #include "runner/error.hpp"
 #include "runner/registries.hpp"
 #include "runner/suggest.hpp"
+#include "util/cpu_features.hpp"
 #include "util/malloc_tuning.hpp"
 #include "util/process_title.hpp"
 
@@ -25,6 +26,14 @@ struct Command {
   int (*run)(const runner::cli::Args&);
   const char* summary;
 };
+
+/// Whether the command runs tensor kernels: those stop before ATen would, where
+/// ATEN_CPU_CAPABILITY names kernels this CPU cannot run (`runner env` reports it instead).
+bool runs_tensor_kernels(const std::string& command) {
+  for (const char* reader : {"env", "plugins", "schema", "config", "report", "track"})
+    if (command == reader) return false;
+  return true;
+}
 
 const std::map<std::string, Command>& commands() {
   using namespace runner::cli;
@@ -92,6 +101,10 @@ int main(int argc, char** argv) {
       for (const auto& kv : commands()) names.push_back(kv.first);
       throw runner::ConfigError("unknown command '" + name + "'" +
                                 runner::did_you_mean(name, names) + "; see 'runner help'");
+    }
+    if (runs_tensor_kernels(name)) {
+      if (const std::string why = runner::util::aten_capability_refusal(); !why.empty())
+        throw runner::ConfigError(why);
     }
     runner::register_builtin_plugins(runner::registries());
     runner::load_plugins_from_environment();

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <opencv2/core/version.hpp>
 #include <set>
@@ -90,7 +91,14 @@ nlohmann::json environment_report() {
   // Which of ATen's CPU kernels run (ATEN_CPU_CAPABILITY may choose), and what follows for the
   // optimizer-written bf16 copies (their writer probes those kernels).
   env["aten_cpu_capability"] = at::get_cpu_capability();
-  env["bf16_weight_copies"] = models::compute_copy_writer();
+  env["cpu_aten_capability"] = util::cpu_aten_capability();
+  const char* variable = std::getenv("ATEN_CPU_CAPABILITY");
+  env["aten_cpu_capability_variable"] = variable ? nlohmann::json(variable) : nlohmann::json();
+  const std::string refusal = util::aten_capability_refusal();
+  env["aten_cpu_capability_refusal"] = refusal.empty() ? nlohmann::json() : nlohmann::json(refusal);
+  // The writer's probe runs ATen's kernels: not where they would stop the process.
+  env["bf16_weight_copies"] =
+      refusal.empty() ? models::compute_copy_writer() : "not probed: " + refusal;
   env["torch_threads"] = torch::get_num_threads();
   env["torch_interop_threads"] = torch::get_num_interop_threads();
   env["libraries"] = loaded_libraries();

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace runner::util {
 
@@ -21,6 +22,60 @@ std::string native_bf16_feature() {
     return avx512_bf16 ? "avx512_bf16" : "";  // the first processor speaks for all
   }
   return "";
+}
+
+namespace {
+
+/// The features ATen's cpuinfo asks for before it picks a kernel set (DispatchStub.cpp).
+std::vector<std::string> features_of(const std::string& capability) {
+  if (capability == "avx512") return {"avx512f", "avx512vl", "avx512bw", "avx512dq", "fma"};
+  if (capability == "avx2") return {"avx2", "fma"};
+  return {};
+}
+
+bool cpu_has(const std::string& feature) {
+#if defined(__x86_64__) || defined(__i386__)
+  // __builtin_cpu_supports takes literals only; it also checks that the kernel saves the
+  // registers (XCR0), as cpuinfo does.
+  if (feature == "avx512f") return __builtin_cpu_supports("avx512f");
+  if (feature == "avx512vl") return __builtin_cpu_supports("avx512vl");
+  if (feature == "avx512bw") return __builtin_cpu_supports("avx512bw");
+  if (feature == "avx512dq") return __builtin_cpu_supports("avx512dq");
+  if (feature == "avx2") return __builtin_cpu_supports("avx2");
+  if (feature == "fma") return __builtin_cpu_supports("fma");
+#endif
+  (void)feature;
+  return false;
+}
+
+}  // namespace
+
+std::string aten_capability_missing_features(const std::string& capability) {
+  std::string missing;
+  for (const auto& feature : features_of(capability))
+    if (!cpu_has(feature)) missing += (missing.empty() ? "" : ", ") + feature;
+  return missing;
+}
+
+std::string cpu_aten_capability() {
+#if defined(__x86_64__) || defined(__i386__)
+  for (const char* capability : {"avx512", "avx2"})
+    if (aten_capability_missing_features(capability).empty()) return capability;
+#endif
+  return "default";
+}
+
+std::string aten_capability_refusal() {
+  const char* value = std::getenv("ATEN_CPU_CAPABILITY");
+  if (value == nullptr) return "";
+  const std::string capability = value;
+  const std::string missing = aten_capability_missing_features(capability);
+  if (missing.empty()) return "";
+  const std::string best = cpu_aten_capability();
+  return "ATEN_CPU_CAPABILITY=" + capability + " but this CPU has no " +
+         (capability == "avx512" ? "AVX-512" : "AVX2") + " (" + missing +
+         " missing): ATen would stop with an illegal instruction; unset it" +
+         (best == "default" ? " or use default" : " or use " + best);
 }
 
 }  // namespace runner::util
