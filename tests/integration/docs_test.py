@@ -197,5 +197,36 @@ if generated != committed:
     first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
     check(False, "docs/reference.md is stale (first difference at line "
           f"{first + 1}): regenerate it with `runner schema --markdown > docs/reference.md`")
+# ARCHITECTURE.md is the map: every path it names exists, every area it lists is there, and
+# every area of runner/src and plugins/ is listed.
+with open(os.path.join(SOURCE, "ARCHITECTURE.md")) as f:
+    architecture = f.read()
+check("ARCHITECTURE.md" in readme, "README.md links ARCHITECTURE.md")
+named = set(re.findall(r"`((?:runner|plugins|tests|schemas|bench|experiments)/[^`<>*\s]*)`", architecture))
+check(len(named) > 30, f"ARCHITECTURE.md names the code's folders and files ({len(named)} found)")
+for path in sorted(named):
+    check(os.path.exists(os.path.join(SOURCE, path)), f"ARCHITECTURE.md names {path}, which does not exist")
+for parent in ("runner/src", "plugins"):
+    for area in sorted(os.listdir(os.path.join(SOURCE, parent))):
+        if os.path.isdir(os.path.join(SOURCE, parent, area)):
+            check(f"`{parent}/{area}/`" in architecture, f"ARCHITECTURE.md lists the area {parent}/{area}/")
+
+# The README's speed row quotes bench/RESULTS.md's latest figures (one source for them).
+with open(os.path.join(SOURCE, "bench", "RESULTS.md")) as f:
+    results = f.read()
+latest = results.split("## The latest figures", 1)[1].split("\n## ", 1)[0] if "## The latest figures" in results else ""
+rows = {cells[0]: cells[1:] for cells in
+        ([c.strip() for c in line.strip("|").split("|")] for line in latest.splitlines() if line.startswith("| "))
+        if len(cells) == 3 and re.match(r"^[0-9.]+$", cells[1])}
+check("convnext_small" in rows, "bench/RESULTS.md has a section 'The latest figures' with convnext_small's row")
+speed = [line for line in readme.splitlines() if line.startswith("| speed against the Python original")]
+check(len(speed) == 1 and "bench/RESULTS.md#the-latest-figures" in speed[0],
+      "README.md's speed row links bench/RESULTS.md#the-latest-figures")
+if rows.get("convnext_small") and speed:
+    fp32, bf16 = rows["convnext_small"]
+    ratios = [float(v) for cells in rows.values() for v in cells]
+    quoted = f"convnext_small {fp32}x fp32, {bf16}x bf16; every family {min(ratios):.2f}-{max(ratios):.2f}x"
+    check(quoted in speed[0], f"README.md's speed row says '{quoted}' as bench/RESULTS.md does: {speed[0]}")
+
 print(f"{len(failures)} problem(s)" if failures else "all checks passed")
 sys.exit(1 if failures else 0)

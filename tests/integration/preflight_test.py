@@ -93,6 +93,22 @@ if python and subprocess.run([python, "-c", "import timm"], capture_output=True)
 else:
     print("note: timm is not importable (RUNNER_PYTHON): the timm cases are skipped")
 
+# What fails only as a run really trains (issue 69): test-only plugins, stepped through the
+# run's own step (autocast at the run's precision, train.mixup's soft targets).
+plugin = os.environ.get("RUNNER_PREFLIGHT_PLUGIN", "")
+if plugin and os.path.exists(plugin):
+    plugged = write(os.path.join(tmp, "plugged.yaml"), f"extends: base.yaml\nplugins: [{plugin}]\n")
+    CASES.append(("a loss that refuses train.mixup's soft targets", plugged,
+                  ["loss.name=hard_labels_only", "train.mixup.mixup_alpha=0.8"],
+                  "--set loss.name=hard_labels_only", "and train.mixup's soft targets failed: hard_labels_only takes "
+                  "class indices, got class probabilities"))
+    CASES.append(("a model that runs in float32 only, at precision bf16", plugged,
+                  ["model.backbone=float32_only", "precision=bf16"], "--set precision=bf16",
+                  "cannot run at precision bf16 (autocast on the CPU, as the run has it): "
+                  "float32_only needs float32 activations, got BFloat16; set precision: fp32"))
+else:
+    print("note: RUNNER_PREFLIGHT_PLUGIN is not built: the cases of the run's own step are skipped")
+
 
 def lines_of(out):
     return [line for line in out.splitlines() if line.strip()]

@@ -144,6 +144,7 @@ int lr_find(const config::Experiment& e, const LrFindOptions& options) {
       options.output_dir.empty() ? default_folder(o.name) : options.output_dir;
   const fs::path dir = open_folder(dir_text);
   const RankSetup setup = set_up_rank(o);
+  say_setup_notes(setup);
   o.train.channels_last = setup.channels_last;
   PartsRequest request;
   request.device = setup.rank.device;

@@ -1,6 +1,8 @@
 #include "run/one_step_check.hpp"
 
+#include <functional>
 #include <string>
+#include <tuple>
 
 #include <torch/torch.h>
 
@@ -10,7 +12,12 @@
 #include "run/build_run_parts.hpp"
 #include "run/usable_sample.hpp"
 #include "runner/error.hpp"
+#include "train/autocast_guard.hpp"
 #include "train/checkpoint.hpp"
+#include "train/device_options.hpp"
+#include "train/mixup.hpp"
+#include "train/model_ema.hpp"
+#include "train/step_rig.hpp"
 #include "train/test_time_augmentation.hpp"
 
 namespace runner::run {
@@ -64,6 +71,48 @@ class RandomStateKept {
   torch::Tensor state_;
 };
 
+// The run's loss, telling afterwards whether it was the loss that threw: the step's failure is
+// then the loss's (its key and parameters) rather than the model's.
+class WatchedLoss final : public losses::Loss {
+ public:
+  explicit WatchedLoss(losses::Loss& loss) : loss_(loss) {}
+  torch::Tensor compute(const torch::Tensor& logits, const torch::Tensor& targets) override {
+    try {
+      return loss_.compute(logits, targets);
+    } catch (...) {
+      threw_ = true;
+      throw;
+    }
+  }
+  bool threw() const { return threw_; }
+
+ private:
+  losses::Loss& loss_;
+  bool threw_ = false;
+};
+
+// "bf16 (autocast on the CPU, as the run has it)" for the lines that name the precision.
+std::string precision_words(config::Precision precision) {
+  return config::precision_name(precision) + " (autocast on the CPU, as the run has it)";
+}
+
+// "model.backbone small_cnn" or "model.path m.pt", without where it was written.
+std::string model_words(const train::RunParts& parts) {
+  return parts.about.model_options ? "model.backbone " + parts.about.backbone
+                                   : "model.path " + parts.about.model_path;
+}
+
+// A forward `run` that failed at the run's reduced precision: whether it runs in fp32, which
+// makes the precision the thing to change.
+bool runs_in_fp32(const std::function<void()>& forward) {
+  try {
+    forward();
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 void check_one_step(const config::Experiment& e, const train::RunParts& parts, bool training,
@@ -77,6 +126,9 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
 
   const RandomStateKept kept;
   const uint64_t seed = e.options.seed;
+  const config::TrainOptions& t = e.options.train;
+  // As a CPU rank runs: its precision (fp16 runs as bf16 or fp32) and weight layout.
+  const config::Precision precision = train::precision_on_cpu(e.options.precision);
   const std::shared_ptr<models::Model> model = parts.make_model();  // fresh, on the CPU
   try {  // the initial weights must fit it, as they will in the run
     if (initial_weights) load_initial_weights(e.doc.at("model"), *model, /*announce=*/false);
@@ -88,9 +140,12 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
                       error.what());
   }
   model->to(torch::kCPU);
+  train::apply_memory_format(
+      train::channels_last_as_run(t.channels_last_mode, torch::kCPU, precision), *model);
+  std::unique_ptr<optim::Optimizer> optimizer;
   if (training) {  // the optimizer's groups (layer_decay, param_groups) fit this model
     try {
-      parts.make_optimizer(*model);
+      optimizer = parts.make_optimizer(*model);
     } catch (const ConfigError& error) {
       throw ConfigError(plugin_error_located(e, error.what(), "/optimizer"));
     }
@@ -99,6 +154,12 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   const models::FrozenPart frozen = freeze_part(e, *model);
   const bool backward = count_parameters(*model).first <= kFullStepLimit;
   const std::string where = step_model_where(e, parts);
+  // The model refuses images at the run's precision but not in fp32: the precision is the key.
+  const auto refuse_precision = [&](const std::string& reason) {
+    return ConfigError(e.marks.value_mark("/precision").to_string() + ": " + model_words(parts) +
+                       " cannot run at precision " + precision_words(precision) + ": " + reason +
+                       "; set precision: fp32");
+  };
 
   if (train_sample) {
     // Two samples: one sample breaks BatchNorm after global pooling in training mode.
@@ -111,14 +172,22 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
       next = std::min(index + 1, splits.train->size() - 1);
     }
     const data::Batch batch = data::collate(samples, {0, 1}, {false, false});
+    model->train();
+    models::keep_frozen_statistics(frozen);
+    // The forward alone first, so that images the model cannot take are said as such.
+    const auto forward_at = [&](config::Precision p) {
+      torch::NoGradGuard no_grad;
+      const train::AutocastGuard autocast(p, torch::kCPU);
+      return model->forward(batch.images);
+    };
     torch::Tensor logits;
     try {
-      model->train();
-      models::keep_frozen_statistics(frozen);
-      torch::AutoGradMode grad(backward);
-      logits = model->forward(batch.images);
+      logits = forward_at(precision);
     } catch (const std::exception& error) {
       const std::string reason = step_failure_reason(error);
+      if (precision != config::Precision::kFp32 &&
+          runs_in_fp32([&] { forward_at(config::Precision::kFp32); }))
+        throw refuse_precision(reason);
       throw ConfigError(
           where + " cannot take the training images (" + tensor_shape_text(batch.images) +
           " after data.train_transforms): " + reason + "; " + step_what_to_do(parts, reason));
@@ -126,29 +195,73 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
     if (logits.dim() != 2)
       throw ConfigError(where + " returns " + tensor_shape_text(logits) + " for images " +
                         tensor_shape_text(batch.images) + ", not logits [N, classes]");
-    const torch::Tensor labels = batch.labels.clamp_min(0);  // unlabelled samples: class 0
+    // Then the run's own step: autocast, the loss on train.mixup's soft targets (or the task's
+    // targets), the scaled backward, clipping, the optimizer and train.ema's update.
+    const torch::Tensor labels =
+        (batch.targets.defined() ? batch.targets : batch.labels).clamp_min(0);  // unlabelled: 0
+    const bool mixup = t.mixup.enabled();
+    WatchedLoss loss(*parts.loss);
     try {
-      const torch::Tensor loss = parts.loss->compute(logits, labels);
-      if (backward && loss.requires_grad()) loss.backward();
+      if (backward && optimizer) {
+        train::StepRigOptions rig;
+        rig.clip_grad_norm = t.clip_grad_norm;
+        rig.ema = t.ema.enabled;
+        const double lr = optim::first_group_lr(optimizer->torch_optimizer());
+        rig.lrs = {lr, lr};
+        train::StepRig steps({nullptr, torch::kCPU, precision}, model, *optimizer, loss, rig);
+        std::unique_ptr<train::ModelEma> ema;
+        if (t.ema.enabled) {
+          ema = std::make_unique<train::ModelEma>(*model, t.ema);
+          steps.step().attach_ema(ema.get());
+        }
+        torch::Tensor images = batch.images, targets = labels;
+        if (mixup)
+          std::tie(images, targets) = train::Mixup(t.mixup, parts.about.model_options->num_classes)
+                                          .mix_batch(seed, 0, 0, 0, 1, batch.images, labels);
+        steps.step().micro_batch(images, targets, t.grad_accum_steps, /*sync=*/true);
+        steps.step().finish();
+      } else {
+        loss.compute(logits.to(torch::kFloat), labels);
+      }
     } catch (const ConfigError& error) {
       throw ConfigError(plugin_error_located(e, error.what(), "/loss"));
     } catch (const std::exception& error) {
-      throw ConfigError(e.marks.value_mark("/loss").to_string() + ": loss " + parts.about.loss +
-                        " on the model's logits (" + tensor_shape_text(logits) +
-                        ") and labels failed: " + step_failure_reason(error) +
-                        "; check the loss's parameters against model.num_classes");
+      const std::string reason = step_failure_reason(error);
+      if (loss.threw() && mixup)
+        throw ConfigError(e.marks.value_mark("/loss/name").to_string() + ": loss " +
+                          parts.about.loss + " on the model's logits (" +
+                          tensor_shape_text(logits) +
+                          ") and train.mixup's soft targets failed: " + reason +
+                          "; use a loss that takes class probabilities (cross_entropy) or switch "
+                          "train.mixup off");
+      if (loss.threw())
+        throw ConfigError(e.marks.value_mark("/loss/name").to_string() + ": loss " +
+                          parts.about.loss + " on the model's logits (" +
+                          tensor_shape_text(logits) + ") and labels failed: " + reason +
+                          "; check the loss's parameters against model.num_classes");
+      throw ConfigError(where + " fails in the training step (forward and backward at precision " +
+                        precision_words(precision) + (mixup ? ", train.mixup's images" : "") +
+                        "): " + reason);
     }
   }
   if (eval_sample) {
     auto [sample, index] = usable_sample(e, *eval_split, 0);
     parts.eval_pipeline.apply(sample, seed, 0, index);
     const data::Batch batch = data::collate({sample}, {0}, {false});
+    model->eval();
+    // As the Evaluator runs it: inference mode, autocast at the run's precision.
+    const auto evaluate_at = [&](config::Precision p, const torch::Tensor& images) {
+      c10::InferenceMode inference;
+      const train::AutocastGuard autocast(p, torch::kCPU);
+      return model->forward(images);
+    };
     try {
-      torch::NoGradGuard no_grad;
-      model->eval();
-      model->forward(batch.images);
+      evaluate_at(precision, batch.images);
     } catch (const std::exception& error) {
       const std::string reason = step_failure_reason(error);
+      if (precision != config::Precision::kFp32 &&
+          runs_in_fp32([&] { evaluate_at(config::Precision::kFp32, batch.images); }))
+        throw refuse_precision(reason);
       throw ConfigError(
           where + " cannot take the evaluation images (" + tensor_shape_text(batch.images) +
           " after data.eval_transforms): " + reason + "; " + step_what_to_do(parts, reason));
@@ -157,8 +270,7 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
     for (const config::TtaView& view : e.options.predict.tta) {
       const torch::Tensor images = train::tta_view(view, batch.images);
       try {
-        torch::NoGradGuard no_grad;
-        model->forward(images);
+        evaluate_at(precision, images);
       } catch (const std::exception& error) {
         throw ConfigError(e.marks.value_mark("/predict/tta").to_string() + ": predict.tta " +
                           view.text() + " gives the model images of " + tensor_shape_text(images) +

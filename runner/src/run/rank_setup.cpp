@@ -32,47 +32,45 @@ torch::Device choose_device(const config::LaunchOptions& launch, const dist::Wor
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-// The precision this device runs `wanted` in, said once by the main process when it differs
-// or when it is slow. CPUs have no fp16 kernels: fp16 runs as bf16 where the CPU has native
-// bf16 (autocast in bf16 is then faster than fp32: convnext_small 1.35x whole-run here), else
-// as fp32.
-Precision precision_cpu(Precision wanted, bool main, std::string* why_different);
+// The precision this device runs `wanted` in, with a note when it differs or when it is slow.
+// CPUs have no fp16 kernels: fp16 runs as bf16 where the CPU has native bf16 (autocast in bf16
+// is then faster than fp32: convnext_small 1.35x whole-run here), else as fp32.
+Precision precision_cpu(Precision wanted, std::vector<SetupNote>& notes,
+                        std::string* why_different);
 
 // Under CPU bf16 the native models read kept bf16 copies of their weights; how the optimizer
-// writes them depends on ATen's kernels here, said once.
-Precision precision_as_run(Precision wanted, const torch::Device& device, bool main,
-                           std::string* why_different) {
+// writes them depends on ATen's kernels here, noted once.
+Precision precision_as_run(Precision wanted, const torch::Device& device,
+                           std::vector<SetupNote>& notes, std::string* why_different) {
   if (!device.is_cpu() || wanted == Precision::kFp32) return wanted;
-  const Precision as_run = precision_cpu(wanted, main, why_different);
-  if (main && as_run == Precision::kBf16 && models::compute_copies_on())
-    spdlog::info("bf16 weight copies (the native convnext's MLP): {}",
-                 models::compute_copy_writer());
+  const Precision as_run = precision_cpu(wanted, notes, why_different);
+  if (as_run == Precision::kBf16 && models::compute_copies_on())
+    notes.push_back({false, "bf16 weight copies (the native convnext's MLP): " +
+                                models::compute_copy_writer()});
   return as_run;
 }
 
-Precision precision_cpu(Precision wanted, bool main, std::string* why_different) {
+Precision precision_cpu(Precision wanted, std::vector<SetupNote>& notes,
+                        std::string* why_different) {
   const std::string feature = util::native_bf16_feature();
   if (wanted == Precision::kFp16) {
     *why_different = feature.empty()
                          ? "no fp16 kernels on CPU, and no native bf16 on this one"
                          : "no fp16 kernels on CPU; this one has native bf16 (" + feature + ")";
-    if (main && feature.empty())
-      spdlog::warn(
-          "precision fp16 on CPU (no fp16 kernels there) runs in fp32: this CPU has no native "
-          "bf16 either");
-    else if (main)
-      spdlog::warn(
-          "precision fp16 on CPU (no fp16 kernels there) runs as bf16: this CPU has native bf16 "
-          "({})",
-          feature);
-    return feature.empty() ? Precision::kFp32 : Precision::kBf16;
+    notes.push_back({true, feature.empty()
+                               ? "precision fp16 on CPU (no fp16 kernels there) runs in fp32: "
+                                 "this CPU has no native bf16 either"
+                               : "precision fp16 on CPU (no fp16 kernels there) runs as bf16: "
+                                 "this CPU has native bf16 (" +
+                                     feature + ")"});
+    return train::precision_on_cpu(wanted);
   }
-  if (main && feature.empty())
-    spdlog::warn(
-        "precision bf16 on a CPU without native bf16 (avx512_bf16, amx_bf16): autocast emulates "
-        "it and is usually slower than fp32");
-  else if (main)
-    spdlog::info("precision bf16 on CPU: native bf16 ({})", feature);
+  if (feature.empty())
+    notes.push_back({true,
+                     "precision bf16 on a CPU without native bf16 (avx512_bf16, amx_bf16): "
+                     "autocast emulates it and is usually slower than fp32"});
+  else
+    notes.push_back({false, "precision bf16 on CPU: native bf16 (" + feature + ")"});
   return wanted;
 }
 
@@ -112,19 +110,17 @@ RankSetup set_up_rank(const config::ExperimentOptions& experiment) {
 
   setup.rank.device = choose_device(launch, *world);
   train::apply_device_settings(launch.cudnn_benchmark, setup.rank.device);
-  setup.rank.precision = precision_as_run(experiment.precision, setup.rank.device, world->is_main(),
+  setup.rank.precision = precision_as_run(experiment.precision, setup.rank.device, setup.notes,
                                           &setup.precision_reason);
   std::string layout_reason;
   setup.channels_last = train::channels_last_as_run(
       experiment.train.channels_last_mode, setup.rank.device, setup.rank.precision, &layout_reason);
   // The unusual choice is said at start; NCHW, the layout a config without the key always had,
   // only in the debug log.
-  if (world->is_main() && experiment.train.channels_last_mode == "auto") {
-    if (setup.channels_last)
-      spdlog::info("{}", layout_reason);
-    else
-      spdlog::debug("{}", layout_reason);
-  }
+  if (experiment.train.channels_last_mode == "auto" && setup.channels_last)
+    setup.notes.push_back({false, layout_reason});
+  else if (world->is_main() && experiment.train.channels_last_mode == "auto")
+    spdlog::debug("{}", layout_reason);
   if (experiment.train.deterministic) at::globalContext().setDeterministicAlgorithms(true, false);
   // Another launcher decides the world: the run is what it started, which the config may not say.
   const int configured = config::world_processes(launch);
@@ -136,6 +132,16 @@ RankSetup set_up_rank(const config::ExperimentOptions& experiment) {
         started_by(*world), world->world_size(), configured, launch.num_processes, launch.nnodes,
         world->world_size(), world->world_size());
   return setup;
+}
+
+void say_setup_notes(const RankSetup& setup) {
+  if (!setup.rank.world->is_main()) return;
+  for (const SetupNote& note : setup.notes) {
+    if (note.warning)
+      spdlog::warn("{}", note.text);
+    else
+      spdlog::info("{}", note.text);
+  }
 }
 
 }  // namespace runner::run

@@ -54,6 +54,7 @@ int run_in_world(const config::Experiment& e, const RunOptions& given) {
   if (!launch::launched_by_runner())
     for (const auto& warning : check_run_starts(e, parts, options, world.world_size()))
       if (world.is_main()) spdlog::warn("{}", warning);
+  say_setup_notes(setup);
 
   // train.batch_size: auto -> the largest size every rank fits; config.yaml keeps it.
   nlohmann::json resolved = e.doc;

@@ -2,6 +2,7 @@
 
 #include "compat/torch_compat.hpp"
 #include "runner/error.hpp"
+#include "util/cpu_features.hpp"
 
 #if RUNNER_COMPAT_HAS_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -18,6 +19,11 @@ void apply_device_settings(bool cudnn_benchmark, const torch::Device& device) {
   if (device.has_index()) c10::cuda::set_device(device.index());
 #endif
   compat::cuda_reset_peak_bytes(device);
+}
+
+config::Precision precision_on_cpu(config::Precision wanted) {
+  if (wanted != config::Precision::kFp16) return wanted;
+  return util::native_bf16_feature().empty() ? config::Precision::kFp32 : config::Precision::kBf16;
 }
 
 bool channels_last_as_run(const std::string& mode, const torch::Device& device,

@@ -18,6 +18,11 @@ void apply_device_settings(bool cudnn_benchmark, const torch::Device& device);
 /// order (convolutions then run NHWC; inputs need no change). Call after model->to(device).
 void apply_memory_format(bool channels_last, torch::nn::Module& model);
 
+/// The precision a CPU rank runs `wanted` in: CPUs have no fp16 kernels, so fp16 runs as bf16
+/// where the CPU has native bf16 (util::native_bf16_feature) and as fp32 elsewhere; bf16 and
+/// fp32 as asked.
+config::Precision precision_on_cpu(config::Precision wanted);
+
 /// train.channels_last as run: `mode` true or false as given; auto picks channels_last on CUDA
 /// when the run computes in fp16/bf16 (tensor cores take NHWC) and NCHW elsewhere (on the CPU
 /// channels_last measured no faster for any native family: bench/RESULTS.md). `reason`, when

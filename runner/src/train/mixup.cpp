@@ -243,4 +243,14 @@ std::pair<torch::Tensor, torch::Tensor> Mixup::apply(const MixPlan& plan,
   return {mixed, soft_targets(labels, lam.to(images.scalar_type()))};
 }
 
+std::pair<torch::Tensor, torch::Tensor> Mixup::mix_batch(uint64_t seed, int64_t epoch,
+                                                         int64_t batch, int rank, int world_size,
+                                                         const torch::Tensor& images,
+                                                         const torch::Tensor& labels) const {
+  RngMixRandom random(stream(seed, epoch, batch, rank, world_size));
+  const MixPlan plan =
+      draw(random, images.size(0), images.size(2), images.size(3), mixes_in(epoch));
+  return apply(plan, images, labels);
+}
+
 }  // namespace runner::train

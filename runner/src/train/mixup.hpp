@@ -73,6 +73,13 @@ class Mixup {
   std::pair<torch::Tensor, torch::Tensor> apply(const MixPlan& plan, const torch::Tensor& images,
                                                 const torch::Tensor& labels) const;
 
+  /// Batch `batch` of the 0-based `epoch` on `rank` of `world_size`, as the run trains on it:
+  /// drawn from that batch's own stream (the same mix resumed or not), then applied.
+  std::pair<torch::Tensor, torch::Tensor> mix_batch(uint64_t seed, int64_t epoch, int64_t batch,
+                                                    int rank, int world_size,
+                                                    const torch::Tensor& images,
+                                                    const torch::Tensor& labels) const;
+
   /// lam * onehot(y) + (1 - lam) * onehot(y reversed), smoothed (timm's mixup_target).
   torch::Tensor soft_targets(const torch::Tensor& labels, const torch::Tensor& lam) const;
   torch::Tensor soft_targets(const torch::Tensor& labels, double lam) const;

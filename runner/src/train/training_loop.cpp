@@ -263,12 +263,8 @@ std::pair<torch::Tensor, torch::Tensor> TrainingLoop::training_batch(const data:
   torch::Tensor labels = (batch.targets.defined() ? batch.targets : batch.labels)
                              .to(rank_.device, /*non_blocking=*/true);
   if (!mixup_) return {images, labels};
-  // The batch's own stream: the same mix for the same (seed, epoch, batch, rank), resumed or not.
-  RngMixRandom random(Mixup::stream(seed_, epoch, position_.batches_done, rank_.world->rank(),
-                                    rank_.world->world_size()));
-  const MixPlan plan =
-      mixup_->draw(random, images.size(0), images.size(2), images.size(3), mixup_->mixes_in(epoch));
-  return mixup_->apply(plan, images, labels);
+  return mixup_->mix_batch(seed_, epoch, position_.batches_done, rank_.world->rank(),
+                           rank_.world->world_size(), images, labels);
 }
 
 bool TrainingLoop::after_step(EpochResult& result) {
