@@ -3,6 +3,8 @@
 #
 #   sudo tests/fresh_machine.sh [ROOT]      (default ROOT: /var/tmp/runner-fresh; ~1 hour on 2 cores)
 #   sudo FRESH_SKIP_TEST=1 tests/fresh_machine.sh   (make run and make install only, ~15 minutes)
+#   sudo FRESH_STOP_AFTER=deps [FRESH_SEQUENTIAL_DEPS=1] tests/fresh_machine.sh
+#                                    (the dependencies only: side by side, or apt-get then pip)
 #
 # Builds a minimal bookworm root with debootstrap (nothing but `git make ca-certificates` added),
 # clones this repository's committed HEAD into it and runs `make run`, then `make test`, printing
@@ -91,12 +93,17 @@ in_root 'test ! -e /usr/local/cuda && ! command -v nvcc' || {
 cd_runner='cd /root/runner &&'
 # apt-get's build packages and pip's wheels run side by side (after python3-venv alone): the
 # phase is their longer one; each one's own time comes from its stamp file.
-timed deps in_root "$cd_runner make build-deps"
+if [ -n "${FRESH_SEQUENTIAL_DEPS:-}" ]; then  # the A/B of running them side by side
+  timed deps in_root "$cd_runner make build/.deps-installed && make .venv/.build-requirements-installed"
+else
+  timed deps in_root "$cd_runner make build-deps"
+fi
 stamp_time() { in_root "stat -c %Y /root/runner/$1"; }
 python_done=$(stamp_time build/.python-installed)
 apt_alone=$(( $(stamp_time build/.deps-installed) - python_done ))
 pip_alone=$(( $(stamp_time .venv/.build-requirements-installed) - python_done ))
-echo "=== of which: python3-venv first, then apt-get ${apt_alone} s and pip ${pip_alone} s side by side"
+echo "=== of which: python3-venv first, then apt-get ${apt_alone} s and pip ${pip_alone} s"
+[ "${FRESH_STOP_AFTER:-}" = deps ] && exit 0
 timed configure in_root "$cd_runner make build/build.ninja"
 timed build in_root "$cd_runner make build-runner"
 timed quickstart in_root "$cd_runner make run"
