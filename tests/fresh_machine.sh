@@ -3,6 +3,7 @@
 #
 #   sudo tests/fresh_machine.sh [ROOT]      (default ROOT: /var/tmp/runner-fresh; ~1 hour on 2 cores)
 #   sudo FRESH_SKIP_TEST=1 tests/fresh_machine.sh   (make run and make install only, ~15 minutes)
+#   sudo FRESH_STOP_AFTER=run tests/fresh_machine.sh   (make run alone, ~10 minutes)
 #   sudo FRESH_STOP_AFTER=deps [FRESH_SEQUENTIAL_DEPS=1] tests/fresh_machine.sh
 #                                    (the dependencies only: side by side, or apt-get then pip)
 #
@@ -107,11 +108,15 @@ echo "=== of which: python3-venv first, then apt-get ${apt_alone} s and pip ${pi
 timed configure in_root "$cd_runner make build/build.ninja"
 timed build in_root "$cd_runner make build-runner"
 timed quickstart in_root "$cd_runner make run"
+[ "${FRESH_STOP_AFTER:-}" = run ] && FRESH_SKIP_TEST=1
 if [ -z "${FRESH_SKIP_TEST:-}" ]; then
   timed test in_root "$cd_runner make test"
 else
   seconds[test]=0
 fi
+if [ "${FRESH_STOP_AFTER:-}" = run ]; then
+  seconds[install]=0
+else
 # `make install` and the installed runner, which must start and train without a CUDA toolkit:
 # its RUNPATH names the wheel's libtorch and CUDA libraries (runner env says where each came from).
 timed install in_root "$cd_runner make install PREFIX=/opt/runner > /dev/null && \
@@ -119,6 +124,7 @@ timed install in_root "$cd_runner make install PREFIX=/opt/runner > /dev/null &&
   /opt/runner/bin/runner run experiments/quickstart.yaml --set data.limit.train=2048 \
     --set data.limit.val=512 --set data.limit.test=128 --set output.run_dir=/tmp/installed_run \
     --log-level warn && test -s /tmp/installed_run/summary.json"
+fi
 
 run_total=0
 for part in deps configure build quickstart; do
