@@ -9,6 +9,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "array_dataset.hpp"
+#include "runner/data/image_file.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
@@ -30,12 +31,7 @@ class ImageFilesDataset : public Dataset,
   Sample get(size_t index) const override {
     const std::string& path = files_.at(index);
     Sample s;
-    s.image = cv::imread(path, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-    if (s.image.empty())
-      throw DataError(path +
-                      ": cannot read the image (missing, corrupt or not an image format "
-                      "OpenCV reads); remove or replace it");
-    if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
+    s.image = read_image_file(path, color_);
     s.label = label(index);
     return s;
   }

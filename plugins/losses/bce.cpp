@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "losses/bce.hpp"
+#include "losses/class_weights.hpp"
 #include "runner/error.hpp"
 #include "runner/losses/loss.hpp"
 
@@ -17,7 +18,8 @@ namespace {
 
 class BceLoss final : public Loss, public TakesSoftTargets {
  public:
-  explicit BceLoss(std::vector<double> pos_weight) : pos_weight_values_(std::move(pos_weight)) {}
+  explicit BceLoss(std::vector<double> pos_weight)
+      : pos_weight_(std::move(pos_weight), "loss.pos_weight", "weights") {}
 
   torch::Tensor compute(const torch::Tensor& logits, const torch::Tensor& targets) override {
     if (logits.dim() != 2)
@@ -32,21 +34,12 @@ class BceLoss final : public Loss, public TakesSoftTargets {
       throw Error("loss.bce: targets of shape " + c10::str(target.sizes()) +
                   " for logits of shape " + c10::str(logits.sizes()));
     auto options = torch::nn::functional::BinaryCrossEntropyWithLogitsFuncOptions();
-    if (!pos_weight_values_.empty()) {
-      if (static_cast<int64_t>(pos_weight_values_.size()) != logits.size(1))
-        throw ConfigError("loss.pos_weight: " + std::to_string(pos_weight_values_.size()) +
-                          " weights for a model with " + std::to_string(logits.size(1)) +
-                          " classes: give one per class");
-      if (!pos_weight_.defined() || pos_weight_.device() != logits.device())
-        pos_weight_ = torch::tensor(pos_weight_values_, torch::kFloat).to(logits.device());
-      options.pos_weight(pos_weight_);
-    }
+    if (!pos_weight_.empty()) options.pos_weight(pos_weight_.for_logits(logits));
     return torch::nn::functional::binary_cross_entropy_with_logits(wide, target, options);
   }
 
  private:
-  std::vector<double> pos_weight_values_;
-  torch::Tensor pos_weight_;  // on the logits' device, made on first use
+  ClassWeights pos_weight_;
 };
 
 }  // namespace

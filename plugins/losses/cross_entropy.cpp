@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "losses/class_weights.hpp"
 #include "losses/cross_entropy.hpp"
 #include "runner/error.hpp"
 #include "runner/losses/loss.hpp"
@@ -18,7 +19,8 @@ namespace {
 class CrossEntropyLoss final : public Loss, public TakesSoftTargets {
  public:
   CrossEntropyLoss(double label_smoothing, std::vector<double> weight)
-      : label_smoothing_(label_smoothing), weight_values_(std::move(weight)) {}
+      : label_smoothing_(label_smoothing),
+        weight_(std::move(weight), "loss.weight", "class weights") {}
 
   torch::Tensor compute(const torch::Tensor& logits, const torch::Tensor& targets) override {
     if (logits.dim() != 2)
@@ -31,22 +33,13 @@ class CrossEntropyLoss final : public Loss, public TakesSoftTargets {
                   " for logits of shape " + c10::str(logits.sizes()));
     auto options =
         torch::nn::functional::CrossEntropyFuncOptions().label_smoothing(label_smoothing_);
-    if (!weight_values_.empty()) {
-      if (static_cast<int64_t>(weight_values_.size()) != logits.size(1))
-        throw ConfigError("loss.weight: " + std::to_string(weight_values_.size()) +
-                          " class weights for a model with " + std::to_string(logits.size(1)) +
-                          " classes: give one weight per class");
-      if (!weight_.defined() || weight_.device() != logits.device())
-        weight_ = torch::tensor(weight_values_, torch::kFloat).to(logits.device());
-      options.weight(weight_);
-    }
+    if (!weight_.empty()) options.weight(weight_.for_logits(logits));
     return torch::nn::functional::cross_entropy(wide, targets, options);
   }
 
  private:
   double label_smoothing_;
-  std::vector<double> weight_values_;
-  torch::Tensor weight_;  // weight_values_ on the logits' device, made on first use
+  ClassWeights weight_;
 };
 
 }  // namespace

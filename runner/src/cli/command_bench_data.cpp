@@ -35,16 +35,14 @@ int command_bench_data(const Args& args) {
       .flag("samples", po::value<std::string>(), "Write the indices read to this JSON file")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
-  const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError("runner bench-data: give one experiment file; see 'runner help bench-data'");
+  const std::string file = cl.only("file", "experiment file");
   run::DataBenchOptions options;
-  options.split = cl.has("split") ? cl.get<std::string>("split") : "train";
+  options.split = cl.get_or<std::string>("split", "train");
   if (options.split != "train" && options.split != "val" && options.split != "test")
     throw ConfigError("runner bench-data: --split " + options.split +
                       ": expected train, val or test");
   const auto positive = [&](const char* flag, int64_t fallback, int64_t least) {
-    const int64_t v = cl.has(flag) ? cl.get<int64_t>(flag) : fallback;
+    const int64_t v = cl.get_or(flag, fallback);
     if (v < least)
       throw ConfigError("runner bench-data: --" + std::string(flag) + " must be at least " +
                         std::to_string(least));
@@ -63,7 +61,7 @@ int command_bench_data(const Args& args) {
                         folder.string() +
                         " is not a folder this user can write; give a file in one");
   }
-  const auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
+  const auto experiment = config::load_experiment(file, run_overrides(cl), config_dir(cl));
   config::require_paths_exist(experiment);
   const run::DataBenchResult result = run::bench_data(experiment, options);
   std::cout << run::describe(result);

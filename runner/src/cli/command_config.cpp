@@ -17,12 +17,8 @@ int command_config(const Args& args) {
       .flag("json", nullptr, "Print JSON instead of YAML")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
-  const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError("runner config: give one experiment file; see 'runner config --help'");
-  const auto e =
-      config::load_experiment(files[0], cl.has("set") ? cl.get<std::vector<std::string>>("set")
-                                                      : std::vector<std::string>{});
+  const auto e = config::load_experiment(cl.only("file", "experiment file"),
+                                         cl.get_or("set", std::vector<std::string>{}));
   if (cl.has("json"))
     std::cout << e.doc.dump(2) << "\n";
   else

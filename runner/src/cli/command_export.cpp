@@ -86,8 +86,7 @@ int command_export(const Args& args) {
   request.pretrained = false;
   request.training = false;
   const train::RunParts parts = run::build_run_parts(experiment, request);
-  const std::string weights =
-      cl.has("weights") ? cl.get<std::string>("weights") : experiment.options.train.best.weights;
+  const std::string weights = cl.get_or("weights", experiment.options.train.best.weights);
   if (weights != "model" && weights != "ema")
     throw ConfigError("runner export: --weights " + weights + ": expected model or ema");
   train::load_checkpoint(checkpoint.string(), *parts.model, nullptr,

@@ -39,6 +39,14 @@ std::vector<std::string> CommandLine::list(const std::string& name) const {
   return vm_[name].as<std::vector<std::string>>();
 }
 
+std::string CommandLine::only(const std::string& name, const std::string& what) const {
+  const std::vector<std::string> given = list(name);
+  if (given.size() != 1)
+    throw ConfigError("runner " + command_ + ": give one " + what + "; see 'runner help " +
+                      command_ + "'");
+  return given.front();
+}
+
 bool CommandLine::parse(const std::vector<std::string>& args) {
   try {
     po::parsed_options parsed =

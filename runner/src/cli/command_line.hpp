@@ -40,7 +40,15 @@ class CommandLine {
   T get(const std::string& name) const {
     return vm_[name].as<T>();
   }
+  /// `name`'s value, or `fallback` where the command line leaves it out.
+  template <class T>
+  T get_or(const std::string& name, T fallback) const {
+    return has(name) ? get<T>(name) : fallback;
+  }
   std::vector<std::string> list(const std::string& name) const;
+  /// The positional `name` given exactly once; else ConfigError "runner COMMAND: give one
+  /// `what`; see 'runner help COMMAND'".
+  std::string only(const std::string& name, const std::string& what) const;
   const po::variables_map& values() const { return vm_; }
 
  private:

@@ -36,9 +36,7 @@ int command_lr_find(const Args& args) {
       .flag("output,o", po::value<std::string>(), "The folder to write (new or empty)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
-  const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError("runner lr-find: give one experiment file; see 'runner help lr-find'");
+  const std::string file = cl.only("file", "experiment file");
   run::LrFindOptions options;
   if (cl.has("min-lr")) options.range.min_lr = cl.get<double>("min-lr");
   if (cl.has("max-lr")) options.range.max_lr = cl.get<double>("max-lr");
@@ -51,7 +49,7 @@ int command_lr_find(const Args& args) {
         threshold > 0 ? std::optional<double>(threshold) : std::nullopt;
   }
   if (cl.has("output")) options.output_dir = cl.get<std::string>("output");
-  const auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
+  const auto experiment = config::load_experiment(file, run_overrides(cl), config_dir(cl));
   config::require_paths_exist(experiment);
   return run::lr_find(experiment, options);
 }

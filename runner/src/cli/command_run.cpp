@@ -252,10 +252,7 @@ int command_predict(const Args& args) {
             "RUN_DIR/predictions/<folder>.csv unless --output; the run's data is not read")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
-  const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError(
-        "runner predict: give a run folder or an experiment file; see 'runner predict --help'");
+  const std::string given = cl.only("file", "run folder or experiment file");
   auto overrides = run_overrides(cl);
   if (cl.has("split")) {
     const auto split = cl.get<std::string>("split");
@@ -274,26 +271,26 @@ int command_predict(const Args& args) {
   const auto require_data = [&](const config::Experiment& e) {
     if (options.predict_input.empty()) config::require_paths_exist(e);
   };
-  std::string checkpoint = cl.has("checkpoint") ? cl.get<std::string>("checkpoint") : "";
+  std::string checkpoint = cl.get_or<std::string>("checkpoint", "");
   if (cl.has("weights")) {
     options.weights = cl.get<std::string>("weights");
     if (options.weights != "model" && options.weights != "ema")
       throw ConfigError("runner predict: --weights " + options.weights + ": expected model or ema");
   }
-  if (config::is_run_folder(files[0])) {
+  if (config::is_run_folder(given)) {
     // The run folder is the source of truth: the config it was trained with, its weights.
-    auto experiment = config::load_run_experiment(files[0], overrides, config_dir(cl));
+    auto experiment = config::load_run_experiment(given, overrides, config_dir(cl));
     require_data(experiment);
     if (!cl.has("weights")) options.weights = experiment.options.train.best.weights;
-    const auto dir = std::filesystem::path(files[0]) / "checkpoints";
+    const auto dir = std::filesystem::path(given) / "checkpoints";
     if (checkpoint.empty()) checkpoint = std::filesystem::exists(dir / "best.pt") ? "best" : "last";
     if (checkpoint == "best" || checkpoint == "last") {
       const auto file = dir / (checkpoint + ".pt");
       if (!std::filesystem::exists(file))
-        throw ConfigError("runner predict " + files[0] + ": no checkpoints/" + checkpoint +
+        throw ConfigError("runner predict " + given + ": no checkpoints/" + checkpoint +
                           ".pt in the run folder" + [&] {
                             const std::string why =
-                                config::removed_checkpoint_reason(files[0], checkpoint + ".pt");
+                                config::removed_checkpoint_reason(given, checkpoint + ".pt");
                             return why.empty() ? std::string(" (did the run save one?)") : why;
                           }());
       checkpoint = file.string();
@@ -301,7 +298,7 @@ int command_predict(const Args& args) {
     options.checkpoint = checkpoint;
     return run_or_spawn(experiment, "predict", args, options);
   }
-  auto experiment = config::load_experiment(files[0], overrides, config_dir(cl));
+  auto experiment = config::load_experiment(given, overrides, config_dir(cl));
   require_data(experiment);
   if (checkpoint == "best" || checkpoint == "last")
     throw ConfigError("runner predict --checkpoint " + checkpoint +

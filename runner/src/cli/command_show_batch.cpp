@@ -30,17 +30,14 @@ int command_show_batch(const Args& args) {
       .flag("output,o", po::value<std::string>(), "The PNG to write (default batch.png)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
-  const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError("runner show-batch: give one experiment file; see 'runner help show-batch'");
-  const std::string split = cl.has("split") ? cl.get<std::string>("split") : "train";
+  const std::string file = cl.only("file", "experiment file");
+  const std::string split = cl.get_or<std::string>("split", "train");
   if (split != "train" && split != "val")
     throw ConfigError("runner show-batch: --split " + split + ": expected train or val");
-  const int64_t count = cl.has("count") ? cl.get<int64_t>("count") : 32;
+  const int64_t count = cl.get_or<int64_t>("count", 32);
   if (count < 1) throw ConfigError("runner show-batch: --count must be at least 1");
-  const std::filesystem::path output =
-      cl.has("output") ? cl.get<std::string>("output") : "batch.png";
-  const auto experiment = config::load_experiment(files[0], run_overrides(cl), config_dir(cl));
+  const std::filesystem::path output = cl.get_or<std::string>("output", "batch.png");
+  const auto experiment = config::load_experiment(file, run_overrides(cl), config_dir(cl));
   config::require_paths_exist(experiment);
   const run::ShownBatch batch = run::first_batch(experiment, split, count);
   run::write_batch_grid(batch, output);

@@ -74,9 +74,7 @@ int command_sweep(const Args& args) {
             "differs from what it would run now is refused without it)")
       .positional("file", 1);
   if (!cl.parse(args)) return 0;
-  const auto files = cl.list("file");
-  if (files.size() != 1)
-    throw ConfigError("runner sweep: give one sweep file; see 'runner sweep --help'");
+  const std::string file = cl.only("file", "sweep file");
   sweep::SweepRunOptions options;
   if (cl.has("executor")) {
     options.executor = cl.get<std::string>("executor");
@@ -93,7 +91,7 @@ int command_sweep(const Args& args) {
   options.wait = cl.has("wait");
   options.summary_only = cl.has("summary");
   options.rerun = cl.has("rerun");
-  const auto s = sweep::load_sweep(files[0], run_overrides(cl));
+  const auto s = sweep::load_sweep(file, run_overrides(cl));
   std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
             << sweep::sweep_dir(s) << "\n";
   if (cl.has("dry-run")) {
@@ -106,7 +104,7 @@ int command_sweep(const Args& args) {
   const std::string executor = options.executor.empty() ? s.executor : options.executor;
   if (!options.summary_only && executor == "local") check_points(s);
   options.executable = launch::self_executable();
-  options.sweep_file = files[0];
+  options.sweep_file = file;
   // Only a local run hands out GPUs (a login node running sbatch need not touch CUDA).
   if (executor == "local" && !options.summary_only)
     options.gpu_count = static_cast<int>(torch::cuda::device_count());

@@ -44,8 +44,7 @@ int command_validate(const Args& args) {
   const auto files = cl.list("files");
   if (files.empty())
     throw ConfigError("runner validate: give at least one file; see 'runner validate --help'");
-  const auto overrides =
-      cl.has("set") ? cl.get<std::vector<std::string>>("set") : std::vector<std::string>{};
+  const auto overrides = cl.get_or("set", std::vector<std::string>{});
   const bool say_ok = !cl.has("quiet") && format == "text";
   std::vector<ValidateProblem> problems;
   int failures = 0;

@@ -24,9 +24,7 @@ void add_config_dir_flag(CommandLine& cl) {
           "its folder");
 }
 
-std::string config_dir(const CommandLine& cl) {
-  return cl.has("config-dir") ? cl.get<std::string>("config-dir") : std::string();
-}
+std::string config_dir(const CommandLine& cl) { return cl.get_or<std::string>("config-dir", ""); }
 
 std::vector<std::string> run_overrides(const CommandLine& cl) {
   std::vector<std::string> out;

@@ -277,9 +277,7 @@ void check_keys_of_features_off(const json& doc, const SourceMap& marks,
                                 std::vector<ConfigIssue>& issues) {
   const json& train = doc.at("train");
   const json& mixup = train.at("mixup");
-  const bool mixes = mixup.at("mixup_alpha").get<double>() > 0 ||
-                     mixup.at("cutmix_alpha").get<double>() > 0 ||
-                     mixup.at("cutmix_minmax").is_array();
+  const bool mixes = mixup_section_enabled(mixup);
   for (const char* key :
        {"prob", "switch_prob", "mode", "label_smoothing", "correct_lam", "off_epoch"}) {
     const std::string pointer = std::string("/train/mixup/") + key;
@@ -345,8 +343,7 @@ void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<Conf
                       fmt::format("[{}, {}] is no range: write [min, max] with min < max, "
                                   "e.g. [0.2, 0.8]",
                                   minmax.at(0).get<double>(), minmax.at(1).get<double>())});
-  const bool mixes = mixup.at("mixup_alpha").get<double>() > 0 ||
-                     mixup.at("cutmix_alpha").get<double>() > 0 || minmax.is_array();
+  const bool mixes = mixup_section_enabled(mixup);
   const json& batch = train.at("batch_size");
   if (mixes && batch.is_number_integer() && batch.get<int64_t>() % 2 != 0)
     issues.push_back({marks.value_mark("/train/batch_size"), "train.batch_size",
@@ -447,8 +444,7 @@ void check_task_keys(const json& doc, const SourceMap& marks, std::vector<Config
     refuse("/loss/name", "loss",
            "task: multilabel trains each class as its own yes/no: set loss: {name: bce}");
   const json& mixup = doc.at("train").at("mixup");
-  if (mixup.value("mixup_alpha", 0.0) > 0 || mixup.value("cutmix_alpha", 0.0) > 0 ||
-      !mixup.value("cutmix_minmax", json()).is_null())
+  if (mixup_section_enabled(mixup))
     refuse("/train/mixup", "train.mixup", "is not built for task: multilabel: switch it off");
   if (doc.at("data").at("sampler") != "shuffle")
     refuse("/data/sampler", "data.sampler",

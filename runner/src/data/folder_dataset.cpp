@@ -6,6 +6,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "runner/data/image_file.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
@@ -21,12 +22,7 @@ class FolderDataset : public Dataset, public FileBackedDataset {
   Sample get(size_t index) const override {
     const std::string& path = files_.at(index);
     Sample s;
-    s.image = cv::imread(path, color_ ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
-    if (s.image.empty())
-      throw DataError(path +
-                      ": cannot read the image (corrupt, or not a format OpenCV reads); "
-                      "remove or replace it");
-    if (color_) cv::cvtColor(s.image, s.image, cv::COLOR_BGR2RGB);
+    s.image = read_image_file(path, color_);
     return s;
   }
   bool has_labels() const override { return false; }

@@ -227,6 +227,16 @@ bool DataLoader::next_loads() {
   return !ready_.at(next_batch_).error;
 }
 
+std::string DataLoader::why_next_fails() {
+  if (next_loads()) return "";
+  try {
+    next();  // rethrows what making the batch threw
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  return "";
+}
+
 LoaderStats DataLoader::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   LoaderStats stats = stats_;

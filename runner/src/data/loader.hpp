@@ -87,6 +87,8 @@ class DataLoader {
   /// asks before the ranks agree to take another step): false when making it failed, and
   /// next() then throws that error. True at the epoch's end.
   bool next_loads();
+  /// Why the next batch cannot be made ("" when it can): what next() would throw.
+  std::string why_next_fails();
 
   /// Batches per epoch on this rank (the same on every rank).
   size_t num_batches() const;

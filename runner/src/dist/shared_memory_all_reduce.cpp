@@ -111,6 +111,38 @@ void reduce_share_bf16(float* __restrict own, const std::vector<const uint16_t*>
   }
 }
 
+// Values staged in the slots as they are.
+template <typename T>
+struct SlotsAsIs {
+  using Slot = T;
+  static void stage(Slot* slot, const T* values, size_t n) {
+    std::memcpy(slot, values, n * sizeof(T));
+  }
+  static void take(T* values, const Slot* slot, size_t n) {
+    std::memcpy(values, slot, n * sizeof(T));
+  }
+  static void reduce(T* own, const std::vector<const Slot*>& others, Slot* published, size_t n,
+                     int world_size) {
+    reduce_share(own, others, published, n, static_cast<T>(world_size));
+  }
+};
+
+// float32 values staged as bf16: twice the elements per chunk, half the bytes staged and
+// copied back; the sums stay float32.
+struct Bf16Slots {
+  using Slot = uint16_t;
+  static void stage(Slot* slot, const float* values, size_t n) {
+    for (size_t i = 0; i < n; ++i) slot[i] = to_bf16(values[i]);
+  }
+  static void take(float* values, const Slot* slot, size_t n) {
+    for (size_t i = 0; i < n; ++i) values[i] = from_bf16(slot[i]);
+  }
+  static void reduce(float* own, const std::vector<const Slot*>& others, Slot* published, size_t n,
+                     int world_size) {
+    reduce_share_bf16(own, others, published, n, static_cast<float>(world_size));
+  }
+};
+
 }  // namespace
 
 // What lives at the start of the segment: the header, then one record per rank, each on its
@@ -321,74 +353,40 @@ void SharedMemoryAllReduce::barrier() {
   }
 }
 
-template <typename T>
+// The chunk protocol: each rank stages the other ranks' shares of a chunk in its slot, averages
+// its own share from theirs, publishes it, then takes the others' averaged shares back. `Slots`
+// says how values sit in the slots (SlotsAsIs, Bf16Slots).
+template <typename Slots, typename T>
 void SharedMemoryAllReduce::average_chunked(T* data, size_t count) {
-  const size_t per_chunk = chunk_bytes_ / sizeof(T);
-  std::vector<const T*> others;
+  using Slot = typename Slots::Slot;
+  const size_t per_chunk = chunk_bytes_ / sizeof(Slot);
+  std::vector<const Slot*> others;
   for (size_t start = 0; start < count; start += per_chunk) {
     const size_t n = std::min(per_chunk, count - start);
     T* chunk = data + start;
     const int parity = static_cast<int>(chunks_++ & 1);
     // Shares start on cache-line boundaries, so no two ranks write one line.
-    const size_t share = round_up((n + world_size_ - 1) / world_size_, kCacheLine / sizeof(T));
+    const size_t share = round_up((n + world_size_ - 1) / world_size_, kCacheLine / sizeof(Slot));
     auto share_begin = [&](int rank) { return std::min(n, share * static_cast<size_t>(rank)); };
     auto share_size = [&](int rank) { return share_begin(rank + 1) - share_begin(rank); };
-    auto* own_slot = reinterpret_cast<T*>(slot(parity, rank_));
+    auto* own_slot = reinterpret_cast<Slot*>(slot(parity, rank_));
 
     for (int rank = 0; rank < world_size_; ++rank)
       if (rank != rank_)
-        std::memcpy(own_slot + share_begin(rank), chunk + share_begin(rank),
-                    share_size(rank) * sizeof(T));
+        Slots::stage(own_slot + share_begin(rank), chunk + share_begin(rank), share_size(rank));
     barrier();
     others.clear();
     for (int rank = 0; rank < world_size_; ++rank)
       if (rank != rank_)
-        others.push_back(reinterpret_cast<const T*>(slot(parity, rank)) + share_begin(rank_));
-    reduce_share(chunk + share_begin(rank_), others, own_slot + share_begin(rank_),
-                 share_size(rank_), static_cast<T>(world_size_));
+        others.push_back(reinterpret_cast<const Slot*>(slot(parity, rank)) + share_begin(rank_));
+    Slots::reduce(chunk + share_begin(rank_), others, own_slot + share_begin(rank_),
+                  share_size(rank_), world_size_);
     barrier();
     for (int rank = 0; rank < world_size_; ++rank)
       if (rank != rank_)
-        std::memcpy(chunk + share_begin(rank),
-                    reinterpret_cast<const T*>(slot(parity, rank)) + share_begin(rank),
-                    share_size(rank) * sizeof(T));
-  }
-}
-
-// average_chunked with bf16 in the slots: twice the elements per chunk, half the bytes staged
-// and copied back; the sums stay float32.
-void SharedMemoryAllReduce::average_chunked_bf16(float* data, size_t count) {
-  const size_t per_chunk = chunk_bytes_ / sizeof(uint16_t);
-  std::vector<const uint16_t*> others;
-  for (size_t start = 0; start < count; start += per_chunk) {
-    const size_t n = std::min(per_chunk, count - start);
-    float* chunk = data + start;
-    const int parity = static_cast<int>(chunks_++ & 1);
-    const size_t share =
-        round_up((n + world_size_ - 1) / world_size_, kCacheLine / sizeof(uint16_t));
-    auto share_begin = [&](int rank) { return std::min(n, share * static_cast<size_t>(rank)); };
-    auto share_size = [&](int rank) { return share_begin(rank + 1) - share_begin(rank); };
-    auto* own_slot = reinterpret_cast<uint16_t*>(slot(parity, rank_));
-
-    for (int rank = 0; rank < world_size_; ++rank)
-      if (rank != rank_)
-        for (size_t i = share_begin(rank), end = i + share_size(rank); i < end; ++i)
-          own_slot[i] = to_bf16(chunk[i]);
-    barrier();
-    others.clear();
-    for (int rank = 0; rank < world_size_; ++rank)
-      if (rank != rank_)
-        others.push_back(reinterpret_cast<const uint16_t*>(slot(parity, rank)) +
-                         share_begin(rank_));
-    reduce_share_bf16(chunk + share_begin(rank_), others, own_slot + share_begin(rank_),
-                      share_size(rank_), static_cast<float>(world_size_));
-    barrier();
-    for (int rank = 0; rank < world_size_; ++rank) {
-      if (rank == rank_) continue;
-      const uint16_t* result = reinterpret_cast<const uint16_t*>(slot(parity, rank));
-      for (size_t i = share_begin(rank), end = i + share_size(rank); i < end; ++i)
-        chunk[i] = from_bf16(result[i]);
-    }
+        Slots::take(chunk + share_begin(rank),
+                    reinterpret_cast<const Slot*>(slot(parity, rank)) + share_begin(rank),
+                    share_size(rank));
   }
 }
 
@@ -578,15 +576,15 @@ std::shared_ptr<SharedMemoryAllReduce> join_shared_memory_all_reduce(World& worl
 
 void SharedMemoryAllReduce::average(float* data, size_t count) {
   doing_ = "the gradient all-reduce";
-  average_chunked(data, count);
+  average_chunked<SlotsAsIs<float>>(data, count);
 }
 void SharedMemoryAllReduce::average(double* data, size_t count) {
   doing_ = "the gradient all-reduce";
-  average_chunked(data, count);
+  average_chunked<SlotsAsIs<double>>(data, count);
 }
 void SharedMemoryAllReduce::average_bf16(float* data, size_t count) {
   doing_ = "the gradient all-reduce";
-  average_chunked_bf16(data, count);
+  average_chunked<Bf16Slots>(data, count);
 }
 
 }  // namespace runner::dist

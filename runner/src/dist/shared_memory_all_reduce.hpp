@@ -96,11 +96,12 @@ class SharedMemoryAllReduce {
   struct Layout;
   SharedMemoryAllReduce(std::string name, int rank, int world_size, double timeout_s, void* base,
                         size_t bytes);
-  template <typename T>
+  /// The average of `data` over the ranks, chunk by chunk through the slots, which hold the
+  /// values as `Slots` says (shared_memory_all_reduce.cpp: as they are, or as bf16).
+  template <typename Slots, typename T>
   void average_chunked(T* data, size_t count);
   template <typename T>
   void all_reduce_chunked(T* data, size_t count, Op op);
-  void average_chunked_bf16(float* data, size_t count);
   /// Waits until every rank has arrived at barrier number `++barriers_`.
   void barrier();
   /// The staging slot of `rank` in slot set `parity`.

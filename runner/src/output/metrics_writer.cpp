@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "output/run_files.hpp"
 #include "util/atomic_file.hpp"
 
 namespace runner::output {
@@ -47,16 +48,11 @@ void MetricsWriter::drop_records_after(int64_t step) {
   const fs::path dir(run_dir_);
   jsonl_.close();
   csv_.close();
-  // metrics.jsonl: keep the records of steps up to `step` (each line is one JSON object).
+  // metrics.jsonl: keep the records of steps up to `step` (a line cut by a crash goes too).
   std::string kept;
-  {
-    std::ifstream in(dir / "metrics.jsonl");
-    for (std::string line; std::getline(in, line);) {
-      const auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (record.is_object() && record.value("step", int64_t{0}) > step) continue;
-      kept += line + "\n";
-    }
-  }
+  for (const nlohmann::json& record : read_records(dir / "metrics.jsonl"))
+    if (!record.is_object() || record.value("step", int64_t{0}) <= step)
+      kept += record.dump() + "\n";
   util::write_file_atomically((dir / "metrics.jsonl").string(), kept);
   // metrics.csv: the header, then the rows whose step column is up to `step`.
   kept.clear();

@@ -254,7 +254,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   if (options.resume) {
     // Until its checkpoint has loaded a resume has changed nothing but command.txt: a damaged
     // or refused checkpoint leaves the run it could not continue as it was.
-    loop.resume_from((fs::path(run_dir) / "checkpoints" / "last.pt").string());
+    loop.resume();
     if (!restarts.empty())
       restarts.back()["resumed_at"] = {{"epoch", loop.position().epoch + 1},
                                        {"step", loop.position().optimizer_steps}};

@@ -29,6 +29,21 @@ std::vector<double> schedule_lrs(const RunParts& parts, int64_t steps_per_epoch,
   return lrs;
 }
 
+std::string schedule_change_note(const RunParts& parts, int64_t steps_per_epoch, int64_t from_steps,
+                                 int64_t to_steps, int64_t at_step) {
+  const auto before = schedule_lrs(parts, steps_per_epoch, from_steps, false);
+  const auto now = schedule_lrs(parts, steps_per_epoch, to_steps, false);
+  const auto at = [at_step](const std::vector<double>& lrs) {
+    return lrs[static_cast<size_t>(
+        std::min<int64_t>(at_step, static_cast<int64_t>(lrs.size()) - 1))];
+  };
+  return fmt::format(
+      "the resumed run has {} optimizer steps, the run before had {} (train.epochs): the {} "
+      "schedule spans the new length, so the lr at step {} is {:.4g} where it would have been "
+      "{:.4g}",
+      to_steps, from_steps, parts.about.scheduler, at_step, at(now), at(before));
+}
+
 StepRig::StepRig(const RankContext& rank, std::shared_ptr<models::Model> model,
                  optim::Optimizer& optimizer, losses::Loss& loss, const StepRigOptions& options)
     : rank_(rank) {

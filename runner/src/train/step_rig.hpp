@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -49,6 +50,12 @@ struct WindowReading {
 /// warmup longer than the run) once.
 std::vector<double> schedule_lrs(const RunParts& parts, int64_t steps_per_epoch,
                                  int64_t total_steps, bool main);
+
+/// What a resume that trains longer (or shorter) does to the schedule, said once: it spans the
+/// new length of `to_steps` optimizer steps (the run before had `from_steps`), so the lr jumps
+/// at `at_step`, where it continues.
+std::string schedule_change_note(const RunParts& parts, int64_t steps_per_epoch, int64_t from_steps,
+                                 int64_t to_steps, int64_t at_step);
 
 class StepRig {
  public:

@@ -12,6 +12,7 @@
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
 #include "train/device_options.hpp"
+#include "train/run_checkpoints.hpp"
 #include "train/shared_failure.hpp"
 #include "train/step_flags.hpp"
 #include "util/seconds_since.hpp"
@@ -28,7 +29,7 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
       train_(options.train),
       evaluator_(evaluator),
       observer_(observer),
-      checkpoint_dir_(std::move(checkpoint_dir)),
+      checkpoints_(rank, parts, std::move(checkpoint_dir)),
       best_key_(train_.best.weights == "ema" ? "ema_" + train_.best.metric : train_.best.metric),
       best_(best_key_, resolve_best_mode(train_.best, parts.metrics), train_.early_stopping),
       progress_(rank.world->is_main(), log::stdout_is_terminal(), train_.log_every_steps) {
@@ -79,15 +80,10 @@ double TrainingLoop::mean_epoch_seconds() const {
   return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
 }
 
-void TrainingLoop::resume_from(const std::string& checkpoint) {
-  const auto content = load_checkpoint(checkpoint, *parts_.model, parts_.optimizer.get(),
-                                       CheckpointWeights::kModel, ema_.get());
-  if (content.ema_loaded) ema_->set_updates(content.meta.value("ema_updates", int64_t{0}));
-  if (ema_ && !content.ema_loaded && rank_.world->is_main())
-    spdlog::warn("{} holds no averaged weights: train.ema starts from the resumed weights",
-                 checkpoint);
-  const CheckpointState state =
-      CheckpointState::from_json(content.meta, checkpoint, rank_.world->world_size());
+void TrainingLoop::resume() {
+  const ResumedCheckpoint resumed = checkpoints_.resume(ema_.get());
+  if (resumed.ema_updates) ema_->set_updates(*resumed.ema_updates);
+  const CheckpointState& state = resumed.state;
   const double lr = position_.lr;  // the schedule's first, until the first read
   position_ = state.position;
   position_.lr = lr;
@@ -96,31 +92,13 @@ void TrainingLoop::resume_from(const std::string& checkpoint) {
   best_.load_json(state.best);
   rig_->scaler().load_state(state.scaler);
   seconds_before_ = state.run_seconds;
-  const int rank = rank_.world->rank();
-  if (content.rng_states.defined() && content.rng_states.size(0) > rank)
-    set_cpu_rng_state(content.rng_states[rank].clone());  // offset 0: 2.x reads from the start
   resumed_at_ = position_.optimizer_steps;
   if (!rank_.world->is_main()) return;
-  spdlog::info("resumed from {}: epoch {}, batch {} of it, optimizer step {}", checkpoint,
+  spdlog::info("resumed from checkpoints/last.pt: epoch {}, batch {} of it, optimizer step {}",
                position_.epoch + 1, position_.batches_done, position_.optimizer_steps);
   if (state.schedule_steps > 0 && state.schedule_steps != schedule_steps_)
-    say_schedule_change(state.schedule_steps);
-}
-
-// A resume that trains longer (or shorter) stretches the schedule over the new length: its lr
-// jumps where it continues. Said once, with the numbers.
-void TrainingLoop::say_schedule_change(int64_t from_steps) const {
-  const int64_t step = position_.optimizer_steps;
-  const auto before = schedule_lrs(parts_, steps_per_epoch_, from_steps, false);
-  const auto now = schedule_lrs(parts_, steps_per_epoch_, schedule_steps_, false);
-  const auto at = [step](const std::vector<double>& lrs) {
-    return lrs[static_cast<size_t>(std::min<int64_t>(step, static_cast<int64_t>(lrs.size()) - 1))];
-  };
-  spdlog::warn(
-      "the resumed run has {} optimizer steps, the run before had {} (train.epochs): "
-      "the {} schedule spans the new length, so the lr at step {} is {:.4g} where it "
-      "would have been {:.4g}",
-      schedule_steps_, from_steps, parts_.about.scheduler, step, at(now), at(before));
+    spdlog::warn("{}", schedule_change_note(parts_, steps_per_epoch_, state.schedule_steps,
+                                            schedule_steps_, position_.optimizer_steps));
 }
 
 FitResult TrainingLoop::fit() {
@@ -132,7 +110,8 @@ FitResult TrainingLoop::fit() {
     const int64_t epoch = position_.epoch;
     const EpochResult r = train_epoch();
     if (r.batch_failed)
-      fail_with_saved_run("a training batch", agree_on_failure(*rank_.world, next_batch_error()));
+      fail_with_saved_run("a training batch",
+                          agree_on_failure(*rank_.world, loader_->why_next_fails()));
     const bool complete = position_.batches_done >= num_batches_;
     if (complete) {
       ++position_.epoch;
@@ -389,28 +368,9 @@ void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {
   }
 }
 
-std::string TrainingLoop::next_batch_error() {
-  if (loader_->next_loads()) return "";
-  try {
-    loader_->next();  // rethrows what making the batch threw
-  } catch (const std::exception& error) {
-    return error.what();
-  }
-  return "";
-}
-
 void TrainingLoop::fail_with_saved_run(const std::string& what, const std::string& failure) {
   save("last", true);  // every rank is here: the agreement above made them stop together
-  const TrainingPosition& p = position_;
-  const std::string run_dir = std::filesystem::path(checkpoint_dir_).parent_path().string();
-  const std::string at = p.batches_done > 0 ? fmt::format("at epoch {}, batch {} of {}",
-                                                          p.epoch + 1, p.batches_done, num_batches_)
-                         : p.epoch > 0      ? fmt::format("after epoch {}", p.epoch)
-                                            : std::string("before the first step");
-  throw DataError(fmt::format(
-      "{}, in {}; saved checkpoints/last.pt {} (optimizer step {}): runner run --resume {} "
-      "continues from there",
-      failure, what, at, p.optimizer_steps, run_dir));
+  throw DataError(checkpoints_.failure_line(what, failure, position_, num_batches_));
 }
 
 void TrainingLoop::save(const std::string& name, bool with_optimizer) {
@@ -419,21 +379,17 @@ void TrainingLoop::save(const std::string& name, bool with_optimizer) {
   const CheckpointState state{
       position_,     best_.to_json(), rig_->scaler().state(), rank_.world->world_size(),
       run_seconds(), schedule_steps_};
-  nlohmann::json meta = state.to_json();
-  if (ema_) meta["ema_updates"] = ema_->updates();
-  save_run_checkpoint(*rank_.world,
-                      (std::filesystem::path(checkpoint_dir_) / (name + ".pt")).string(),
-                      *parts_.model, with_optimizer ? parts_.optimizer.get() : nullptr,
-                      std::move(meta), ema_.get());
+  checkpoints_.save(name, with_optimizer, state, ema_.get());
   if (name == "last") last_save_ = Clock::now();
 }
 
 bool TrainingLoop::load_best() {
-  rank_.world->barrier();
-  if (!best_.value()) return false;
+  if (!best_.value()) {
+    rank_.world->barrier();  // as a load: every rank past the main process's writes
+    return false;
+  }
   const bool averaged = train_.best.weights == "ema";  // train.best.weights: the average predicts
-  load_checkpoint((std::filesystem::path(checkpoint_dir_) / "best.pt").string(), *parts_.model,
-                  nullptr, averaged ? CheckpointWeights::kEma : CheckpointWeights::kModel);
+  checkpoints_.load_best(averaged);
   if (rank_.world->is_main())
     spdlog::info("loaded the best {}weights ({} {:.4f}, epoch {})", averaged ? "averaged " : "",
                  best_.metric(), *best_.value(), best_.epoch());

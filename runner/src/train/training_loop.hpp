@@ -19,6 +19,7 @@
 #include "train/evaluator.hpp"
 #include "train/mixup.hpp"
 #include "train/model_ema.hpp"
+#include "train/run_checkpoints.hpp"
 #include "train/run_parts.hpp"
 #include "train/speed_meter.hpp"
 #include "train/step_rig.hpp"
@@ -47,8 +48,8 @@ class TrainingLoop {
                std::string checkpoint_dir);
   ~TrainingLoop();
 
-  /// Continues from `checkpoint` (the run's checkpoints/last.pt) before fit().
-  void resume_from(const std::string& checkpoint);
+  /// Continues from the run's checkpoints/last.pt before fit().
+  void resume();
   /// Trains until train.epochs, train.max_steps, early stopping or an agreed signal.
   FitResult fit();
   /// Loads the best checkpoint's weights when there is one (every rank, once the main process
@@ -97,7 +98,6 @@ class TrainingLoop {
   void read_window();
   void record_window();
   void report_epoch(const EpochResult& r, double seconds, bool complete, const Evaluation& eval);
-  void say_schedule_change(int64_t from_steps) const;
   /// model.freeze at the start of epoch `epoch` (0-based): thawed from
   /// train.unfreeze_at_epoch on, its statistics kept fixed while frozen.
   void follow_freeze(int64_t epoch);
@@ -108,8 +108,6 @@ class TrainingLoop {
   /// A batch some rank could not make (`failure`: the ranks' agreed line): every rank saves
   /// last.pt at the position reached and throws the same DataError, naming the failing rank's
   /// file, where the run stands and the command that continues it.
-  /// This rank's reason its next batch cannot be made; "" when it can.
-  std::string next_batch_error();
   [[noreturn]] void fail_with_saved_run(const std::string& what, const std::string& failure);
   int64_t batches_after_this_epoch() const;
 
@@ -118,7 +116,7 @@ class TrainingLoop {
   config::TrainOptions train_;
   Evaluator& evaluator_;
   output::RunObserver& observer_;
-  std::string checkpoint_dir_;
+  RunCheckpoints checkpoints_;
   std::unique_ptr<data::DataLoader> loader_;
   std::unique_ptr<StepRig> rig_;
   std::unique_ptr<ModelEma> ema_;  ///< train.ema; null when off

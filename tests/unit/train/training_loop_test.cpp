@@ -190,7 +190,7 @@ TEST(TrainingLoop, AResumedLoopGoesOnAsIfNeverStopped) {
   SmallRun first({"train.epochs=1"}, checkpoints);
   first.loop->fit();
   SmallRun second({}, checkpoints);
-  second.loop->resume_from(checkpoints + "/last.pt");
+  second.loop->resume();
   second.loop->fit();
   EXPECT_EQ(second.recording.resumed_at, 8) << "the recorder drops what follows step 8";
   ASSERT_EQ(second.recording.epochs.size(), 1u) << "only the second epoch runs";
