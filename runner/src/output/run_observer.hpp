@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/torch.h>
@@ -71,6 +72,35 @@ struct StopRecord {
   double seconds = 0;  ///< trained over all the run's segments
 };
 
+/// What the training loop knows of its training when fit() ends, however it ends (finished,
+/// stopped, failed): summary.json's account of the best, early stopping, speed, the data each
+/// epoch saw and the gradient sync.
+struct TrainingReport {
+  std::string best_metric, best_mode;
+  std::optional<double> best_value;  ///< nullopt until a validation picked one
+  int64_t best_epoch = 0;
+  struct EarlyStop {
+    int64_t epoch = 0;
+    std::string reason;
+  };
+  std::optional<EarlyStop> early_stopped;
+  std::optional<double> train_images_per_s;  ///< steady state of the last pass; nullopt: too short
+  double first_step_unix_time = 0;           ///< when this process's first step ended (0: none)
+  double mean_epoch_seconds = 0;             ///< training passes of this process
+  int64_t loader_worker_threads = 0, loader_prefetch_batches = 0;
+  std::string batches_made_on;  ///< data.device as run
+  /// Samples the last epoch trained on and validated, over all ranks.
+  int64_t samples_train = 0, samples_val = 0;
+  /// data.on_bad_image skip: samples left out (training over the run, the last validation).
+  std::optional<std::pair<int64_t, int64_t>> skipped_train_val;
+  struct GradientSync {
+    int64_t buckets = 0;
+    bool find_unused_parameters = false;
+    std::string transport, optimizer_step;
+  };
+  std::optional<GradientSync> gradient_sync;  ///< nullopt: gradients stayed local
+};
+
 /// How the run ended when it was not stopped: "finished" or "failed".
 struct RunEnd {
   std::string status;
@@ -88,6 +118,8 @@ class RunObserver {
   virtual void on_window(const WindowRecord& record) { (void)record; }
   virtual void on_epoch(const EpochRecord& record) { (void)record; }
   virtual void on_best(const BestRecord& record) { (void)record; }
+  /// The loop's account of the training, once, as fit() ends (before on_stop or on_end).
+  virtual void on_training(const TrainingReport& report) { (void)report; }
   virtual void on_stop(const StopRecord& record) { (void)record; }
   virtual void on_end(const RunEnd& end) { (void)end; }
   /// After every observer has recorded the stop or the end: the run folder's files are final.
@@ -109,6 +141,9 @@ class ObserverChain : public RunObserver {
   }
   void on_best(const BestRecord& record) override {
     for (auto& o : observers_) o->on_best(record);
+  }
+  void on_training(const TrainingReport& report) override {
+    for (auto& o : observers_) o->on_training(report);
   }
   void on_stop(const StopRecord& record) override {
     for (auto& o : observers_) o->on_stop(record);

@@ -16,6 +16,9 @@ class SummaryWriter : public RunObserver {
   /// `base`: what every summary of the run says (run_dir, world_size, precision, batch, ...).
   SummaryWriter(std::filesystem::path run_dir, nlohmann::json base);
 
+  /// The training's account (the best, early stopping, speed, data, gradient sync), kept for
+  /// every summary written after it.
+  void on_training(const TrainingReport& report) override;
   /// "interrupted", with the signal, where it stopped and the command that continues it.
   void on_stop(const StopRecord& record) override;
   /// "finished" or "failed", with the end's fields.

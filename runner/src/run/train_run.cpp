@@ -102,55 +102,20 @@ json summary_base(const RankSetup& setup, const config::ExperimentOptions& exper
           {"dataset", dataset_fields(parts)}};
 }
 
-// The best epoch so far, in every summary once there is one (also of a stopped or failed run).
-json best_so_far(const train::TrainingLoop& loop) {
-  const train::BestTracker& best = loop.best();
-  json fields = {{"best",
-                  {{"metric", best.metric()},
-                   {"mode", best.mode()},
-                   {"value", best.value() ? json(*best.value()) : json(nullptr)}}}};
-  if (best.value()) fields["best"]["epoch"] = best.epoch();
-  if (const auto& stop = loop.early_stopped())
-    fields["early_stopped"] = {{"epoch", stop->epoch}, {"reason", stop->reason}};
-  return fields;
-}
-
-// What the training got to once its best weights are evaluated: kept in summary.json however
-// the run ends after it (a prediction that fails does not take the training's results).
-json trained_fields(const train::TrainingLoop& loop, const train::MetricValues& last,
-                    const train::MetricValues& best, const train::RunParts& parts,
-                    const torch::Device& device) {
-  const auto images_per_s = loop.train_images_per_s();
-  const data::LoaderStats loader = loop.train_loader_stats();
-  json fields = best_so_far(loop);
-  fields.update(
-      {{"last_metrics", last},
-       {"best_metrics", best},
-       {"train_images_per_s", images_per_s ? json(*images_per_s) : json(nullptr)},
-       {"first_step_unix_time", loop.first_step_unix_time()},
-       {"mean_epoch_seconds", loop.mean_epoch_seconds()},
-       {"peak_gpu_mib", train::peak_gpu_mib(device)},  // rank 0's GPU; 0 on CPU
-       // launch.cudnn_benchmark, train.deterministic as libtorch was really set.
-       {"torch_settings",
-        {{"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
-         {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}}},
-       // data.num_workers, data.prefetch_batches, data.device and train.channels_last as run.
-       {"train_loader",
-        {{"worker_threads", loader.worker_threads},
-         {"prefetch_batches", loader.prefetch},
-         {"batches_made_on", loader.made_on}}},
-       {"model_memory_format", train::memory_format_of(*parts.model)}});
-  // What the last epoch saw, over all ranks (a sharded dataset's epoch is its own rule).
-  fields["samples"] = {{"train", loop.last_epoch_train_samples()},
-                       {"val", loop.last_epoch_val_samples()}};
-  if (loop.skips_bad_images())
-    fields["skipped_images"] = {{"train", loop.skipped_train()}, {"val", loop.skipped_val()}};
-  if (const dist::DataParallel* dp = loop.data_parallel())  // train.bucket_cap_mb, ...
-    fields["gradient_sync"] = {{"buckets", dp->bucket_count()},
-                               {"find_unused_parameters", dp->options().find_unused_parameters},
-                               {"transport", dp->transport()},
-                               {"optimizer_step", dp->shards() ? "sharded" : "replicated"}};
-  return fields;
+// What the run knows once its best weights are evaluated, beside the loop's own account
+// (on_training): kept in summary.json however the run ends after it (a prediction that fails
+// does not take the training's results).
+json trained_fields(const train::MetricValues& last, const train::MetricValues& best,
+                    const train::RunParts& parts, const torch::Device& device) {
+  return {{"last_metrics", last},
+          {"best_metrics", best},
+          {"peak_gpu_mib", train::peak_gpu_mib(device)},  // rank 0's GPU; 0 on CPU
+          // launch.cudnn_benchmark, train.deterministic as libtorch was really set.
+          {"torch_settings",
+           {{"cudnn_benchmark", at::globalContext().benchmarkCuDNN()},
+            {"deterministic_algorithms", at::globalContext().deterministicAlgorithms()}}},
+          // train.channels_last as run.
+          {"model_memory_format", train::memory_format_of(*parts.model)}};
 }
 
 // The run folder's files, written by the main process alone: summary.json first, then the
@@ -220,7 +185,6 @@ int record_stop(const train::TrainingLoop& loop, int signo, output::RunObserver&
                     std::to_string(p.batches_done) + ", optimizer step " +
                     std::to_string(p.optimizer_steps);
   stop.resume_command = "runner run --resume " + run_dir;
-  stop.fields = best_so_far(loop);
   stop.optimizer_steps = p.optimizer_steps;
   stop.seconds = loop.run_seconds();
   if (signo == SIGUSR1) return record_requeue(stop, observer, world);
@@ -283,7 +247,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
                          "inside its first epoch)"
                        : "the run has no validation split");
     best = evaluator.evaluate().metrics;
-    trained = trained_fields(loop, fit.last, best, parts, setup.rank.device);
+    trained = trained_fields(fit.last, best, parts, setup.rank.device);
     trained["evaluated_weights"] = best_loaded ? "best" : "last";
     stage = "predict";
     const config::PredictOptions& predict = experiment.predict;
@@ -297,7 +261,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   } catch (const std::exception& err) {
     // A failed run's summary and report show what it got to, where and why it ended; the
     // checkpoints stay (runner predict RUN_DIR redoes a failed prediction).
-    json fields = trained.is_object() ? trained : best_so_far(loop);
+    json fields = trained.is_object() ? trained : json::object();
     fields["error"] = err.what();
     fields["failed_stage"] = stage == "train" ? loop.stage() : stage;
     try {

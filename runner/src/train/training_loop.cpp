@@ -76,10 +76,6 @@ double TrainingLoop::run_seconds() const {
   return seconds_before_ + util::seconds_since(segment_start_);
 }
 
-double TrainingLoop::mean_epoch_seconds() const {
-  return epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;
-}
-
 void TrainingLoop::resume() {
   const ResumedCheckpoint resumed = checkpoints_.resume(ema_.get());
   if (resumed.ema_updates) ema_->set_updates(*resumed.ema_updates);
@@ -102,8 +98,23 @@ void TrainingLoop::resume() {
 }
 
 FitResult TrainingLoop::fit() {
-  const bool main = rank_.world->is_main();
   observer_.on_start(resumed_at_);
+  FitResult result;
+  try {
+    result = fit_epochs();
+  } catch (...) {
+    try {
+      observer_.on_training(training_report());
+    } catch (...) {  // the failure already on its way is the one the run reports
+    }
+    throw;
+  }
+  observer_.on_training(training_report());
+  return result;
+}
+
+FitResult TrainingLoop::fit_epochs() {
+  const bool main = rank_.world->is_main();
   FitResult result;
   while (position_.epoch < train_.epochs && !early_stopped_) {
     const auto epoch_start = Clock::now();
@@ -308,43 +319,6 @@ void TrainingLoop::record_window() {
                          output::peak_rss_mib()});
   position_.last_logged_step = position_.optimizer_steps;
   position_.window = {};
-}
-
-void TrainingLoop::report_epoch(const EpochResult& r, double seconds, bool complete,
-                                const Evaluation& evaluation) {
-  // The epoch that ran: position_.epoch moved past it when it was complete.
-  const int64_t epoch = complete ? position_.epoch : position_.epoch + 1;
-  output::EpochRecord record;
-  record.epoch = epoch;
-  record.epochs = train_.epochs;
-  record.step = position_.optimizer_steps;
-  record.loss = r.loss;
-  record.images_per_s = images_per_s_;
-  record.epoch_seconds = seconds;
-  record.peak_rss_mib = output::peak_rss_mib();
-  record.peak_gpu_mib = peak_gpu_mib(rank_.device);
-  record.partial = !complete;
-  record.validation = evaluation.metrics;
-  if (loader_->skips_bad_images()) {  // every rank alike: the same setting
-    const auto left_out = static_cast<double>(loader_->stats().skipped - skipped_train_before_);
-    skipped_train_before_ = loader_->stats().skipped;
-    record.skipped_train = static_cast<int64_t>(rank_.world->all_reduce(left_out));
-    record.skipped_val = evaluation.skipped;
-    skipped_train_total_ += *record.skipped_train;
-    if (rank_.world->is_main() && (*record.skipped_train > 0 || evaluation.skipped > 0))
-      spdlog::warn(
-          "data.on_bad_image skip: epoch {} left out {} training and {} validation "
-          "sample(s) it could not read",
-          epoch, *record.skipped_train, evaluation.skipped);
-  }
-  // Whole batches on every rank (the training loader drops the tail), less what was skipped.
-  last_epoch_train_samples_ =
-      static_cast<int64_t>(loader_->position()) * *train_.batch_size * rank_.world->world_size() -
-      record.skipped_train.value_or(0);
-  const auto& val = parts_.splits.val;
-  last_epoch_val_samples_ = val ? static_cast<int64_t>(val->size()) - evaluation.skipped : 0;
-  if (rank_.world->is_main()) spdlog::info("{}", output::epoch_line(record));
-  observer_.on_epoch(record);
 }
 
 void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {

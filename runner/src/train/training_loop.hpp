@@ -50,38 +50,19 @@ class TrainingLoop {
 
   /// Continues from the run's checkpoints/last.pt before fit().
   void resume();
-  /// Trains until train.epochs, train.max_steps, early stopping or an agreed signal.
+  /// Trains until train.epochs, train.max_steps, early stopping or an agreed signal; the
+  /// observer gets the training's account (on_training) however it ends, a throw included.
   FitResult fit();
   /// Loads the best checkpoint's weights when there is one (every rank, once the main process
   /// has written it); false when no validation picked any (the last weights stay).
   bool load_best();
 
   const TrainingPosition& position() const { return position_; }
-  const BestTracker& best() const { return best_; }
   /// Seconds trained over all the run's segments (the earlier ones up to the checkpoint a
   /// resume started from, and this process's).
   double run_seconds() const;
-  /// Steady-state training images/s of the last pass; nullopt when it was too short.
-  std::optional<double> train_images_per_s() const { return images_per_s_; }
-  /// Unix time when this process's first optimizer step ended (0 before).
-  double first_step_unix_time() const { return first_step_unix_time_; }
-  /// Mean training time of this process's epoch passes (validation excluded).
-  double mean_epoch_seconds() const;
-  data::LoaderStats train_loader_stats() const { return loader_->stats(); }
-  const dist::DataParallel* data_parallel() const { return rig_->data_parallel(); }
-  /// Set when early stopping ended the run.
-  const std::optional<EarlyStop>& early_stopped() const { return early_stopped_; }
   /// What fit() is doing: "train" or "validate" (for a failed run's failed_stage).
   const std::string& stage() const { return stage_; }
-  /// data.on_bad_image skip: training samples left out over the run's epochs (all ranks),
-  /// and validation samples left out of the last evaluation.
-  int64_t skipped_train() const { return skipped_train_total_; }
-  bool skips_bad_images() const { return loader_->skips_bad_images(); }
-  int64_t skipped_val() const { return skipped_val_; }
-  /// Samples the last epoch trained on and validated, over all ranks (skipped ones left out;
-  /// the training count of a cut epoch is what it got to). 0 before an epoch ends.
-  int64_t last_epoch_train_samples() const { return last_epoch_train_samples_; }
-  int64_t last_epoch_val_samples() const { return last_epoch_val_samples_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -91,6 +72,9 @@ class TrainingLoop {
     int stopped_by_signal = 0;
     bool batch_failed = false;  ///< some rank could not make its next batch
   };
+  FitResult fit_epochs();
+  /// The training's account for the observer (what summary.json says of it).
+  output::TrainingReport training_report() const;
   EpochResult train_epoch();
   /// After a step: agree on stop and save, read and record the window where due. Returns
   /// false when the epoch stops here.

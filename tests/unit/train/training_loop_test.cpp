@@ -91,6 +91,11 @@ struct Recording : output::RunObserver {
   std::vector<output::EpochRecord> epochs;
   std::vector<output::BestRecord> bests;
   std::optional<int64_t> resumed_at;
+  std::vector<output::TrainingReport> reports;
+  void on_training(const output::TrainingReport& r) override {
+    events.push_back("training");
+    reports.push_back(r);
+  }
   void on_start(std::optional<int64_t> at) override {
     events.push_back("start");
     resumed_at = at;
@@ -159,7 +164,12 @@ TEST(TrainingLoop, TheObserverHearsWindowsEpochsAndBestsInOrder) {
   EXPECT_EQ(run.recording.bests[0].labels.size(), 20u);
   EXPECT_TRUE(std::filesystem::exists(run.dir.path() / "checkpoints" / "best.pt"));
   EXPECT_TRUE(std::filesystem::exists(run.dir.path() / "checkpoints" / "last.pt"));
-  EXPECT_EQ(run.loop->best().epoch(), run.recording.bests.back().epoch);
+  ASSERT_EQ(run.recording.reports.size(), 1u) << "the training's account, once, as fit() ends";
+  EXPECT_EQ(run.recording.events.back(), "training");
+  EXPECT_EQ(run.recording.reports[0].best_epoch, run.recording.bests.back().epoch);
+  EXPECT_EQ(run.recording.reports[0].best_metric, "accuracy");
+  EXPECT_EQ(run.recording.reports[0].samples_train, 64);
+  EXPECT_GT(run.recording.reports[0].first_step_unix_time, 0);
 }
 
 TEST(TrainingLoop, EarlyStoppingEndsTheRunWhenPatienceRunsOut) {
@@ -169,7 +179,10 @@ TEST(TrainingLoop, EarlyStoppingEndsTheRunWhenPatienceRunsOut) {
   run.loop->fit();
   EXPECT_EQ(run.recording.epochs.size(), 2u);
   EXPECT_EQ(run.loop->position().epoch, 2);
-  EXPECT_EQ(run.loop->best().epoch(), 1);
+  ASSERT_EQ(run.recording.reports.size(), 1u);
+  EXPECT_EQ(run.recording.reports[0].best_epoch, 1);
+  ASSERT_TRUE(run.recording.reports[0].early_stopped.has_value());
+  EXPECT_EQ(run.recording.reports[0].early_stopped->epoch, 2);
 }
 
 TEST(TrainingLoop, MaxStepsStopsAtThatStepMidEpoch) {
