@@ -6,7 +6,7 @@
 set -euo pipefail
 runner=$1
 source_dir=$2
-weights="$source_dir/../shared/reference/timm/convnext_atto.in3c1000.safetensors"
+weights="${RUNNER_SHARED_DIR:-$source_dir/../shared}/reference/timm/convnext_atto.in3c1000.safetensors"
 if [[ ! -f $weights ]]; then
   echo "SKIP: $weights is missing (the timm reference checkpoints are beside the checkout only)"
   exit 77

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "config/experiment_options.hpp"
+#include "config/extends.hpp"
+#include "config/plugin_sections.hpp"
+#include "config/schema_export.hpp"
 #include "config/source_map.hpp"
 
 namespace runner::config {
@@ -33,9 +36,6 @@ struct Experiment {
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides = {},
                            const std::string& config_dir = "");
 
-/// Reads `path` and its `extends` chain into one document (no validation).
-nlohmann::json load_with_includes(const std::string& path, SourceMap& marks);
-
 /// Validates `doc` (in place: plugin defaults and schema defaults are filled in).
 void validate_experiment(nlohmann::json& doc, const SourceMap& marks);
 
@@ -43,27 +43,5 @@ void validate_experiment(nlohmann::json& doc, const SourceMap& marks);
 /// (SourceMap::written) and, where the schema gives a default, other than it; a section when a
 /// key below it is so. A printed or saved config spells every default out: it sets none by that.
 bool user_set(const nlohmann::json& doc, const SourceMap& marks, const std::string& pointer);
-
-/// The experiment schema with every registered plugin's parameter schema included (for editors
-/// and independent validators: `runner schema`).
-nlohmann::json experiment_schema_with_plugins();
-
-/// Where each plugin-selecting section is: {JSON pointer, registry kind, selecting key}. A
-/// pointer ending in "/*" stands for every item of a list.
-struct PluginSection {
-  std::string pointer;
-  std::string kind;
-  std::string selector;
-};
-const std::vector<PluginSection>& plugin_sections();
-
-/// A key whose value is a path on disk: a plugin parameter marked "x-runner-path" in its schema
-/// ("folder" or "file"), or model.pretrained when it names a file or folder ("weights").
-struct PathKey {
-  std::string pointer;
-  std::string kind;
-};
-/// The path keys `doc` sets to a string.
-std::vector<PathKey> path_keys(const nlohmann::json& doc);
 
 }  // namespace runner::config

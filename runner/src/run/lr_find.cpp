@@ -151,6 +151,9 @@ int lr_find(const config::Experiment& e, const LrFindOptions& options) {
   request.channels_last = setup.channels_last;
   request.announce = true;
   train::RunParts parts = build_run_parts(e, request);
+  // The lr the optimizer plugin was built with (the range test moves it): the core reads no
+  // plugin parameter from the document.
+  const double configured_lr = optim::first_group_lr(parts.optimizer->torch_optimizer());
   const int64_t batch_size =
       o.train.batch_size ? *o.train.batch_size : train::find_auto_batch_size(setup.rank, parts, o);
   spdlog::info("lr-find: {} steps from lr {:g} to {:g} (exponential), batch {} on {}, {}",
@@ -172,7 +175,7 @@ int lr_find(const config::Experiment& e, const LrFindOptions& options) {
       {"grad_accum_steps", o.train.grad_accum_steps},
       {"device", setup.rank.device.str()},
       {"precision", config::precision_name(setup.rank.precision)},
-      {"optimizer_lr", e.doc.at("optimizer").value("lr", nlohmann::json())}};
+      {"optimizer_lr", configured_lr}};
   write_results(dir, test, suggested, about);
   if (test.stop_reason()[0])
     spdlog::info("lr-find stopped after {} steps: {}", test.lrs().size(), test.stop_reason());
