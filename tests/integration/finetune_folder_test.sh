@@ -26,7 +26,7 @@ sets=(--set "data.dataset.root=$tmp/images/train" --set "output.root=$tmp/runs"
   --set "launch.device=cpu" --set "launch.threads_per_process=2")
 "$runner" lr-find "$source_dir/experiments/finetune_folder.yaml" "${sets[@]}" --steps 20 \
   -o "$tmp/lr" >"$tmp/lr.log" 2>&1 || fail "lr-find: $(tail -5 "$tmp/lr.log")"
-[[ -f $tmp/lr/lr_find.png ]] || fail "lr-find wrote no plot"
+[[ -f $tmp/lr/lr_find.html ]] || fail "lr-find wrote no page"
 "$runner" run "$source_dir/experiments/finetune_folder.yaml" "${sets[@]}" >"$tmp/run.log" 2>&1 ||
   fail "run: $(tail -5 "$tmp/run.log")"
 grep -q "pretrained weights: loaded" "$tmp/run.log" || fail "no pretrained load line"

@@ -2,7 +2,7 @@
 """`runner lr-find EXPERIMENT.yaml` as a user meets it (issue 52, item 7).
 
 - on a small synthetic experiment (2 ranks configured: lr-find runs one process), 40 steps:
-  lr_find.csv, lr_find.json and lr_find.png in the -o folder; the lrs are Lightning's
+  lr_find.csv, lr_find.json and lr_find.html in the -o folder; the lrs are Lightning's
   _ExponentialLR's, the smoothed losses its _LRCallback's from the measured ones, and the
   suggested lr is Lightning's suggestion() computed here with torch.gradient on those columns;
   the output says to set optimizer.lr; no run folder appears under output.root;
@@ -55,8 +55,9 @@ def main():
     code, text = run("lr-find", [yaml, "-o", out, "--steps", "40", "--min-lr", "1e-6"], timeout=300)
     rows = list(csv.DictReader(open(os.path.join(out, "lr_find.csv")))) if code == 0 else []
     record = json.load(open(os.path.join(out, "lr_find.json"))) if code == 0 else {}
-    check(len(rows) == 40 and os.path.getsize(os.path.join(out, "lr_find.png")) > 1000,
-          f"40 rows and a plot: {len(rows)} {text[-800:]}")
+    page = open(os.path.join(out, "lr_find.html")).read() if code == 0 else ""
+    check(len(rows) == 40 and '"x_log":true' in page and page.count('"points"') >= 2,
+          f"40 rows and the page's chart of them: {len(rows)} {text[-800:]}")
     if rows:
         lrs = [float(r["lr"]) for r in rows]
         losses = [float(r["loss"]) for r in rows]

@@ -290,6 +290,27 @@ def main():
             return 1
         report_page(driver, run_dir)
 
+        # runner lr-find's page: the losses against a log lr axis, the suggestion marked.
+        lr_dir = os.path.join(tmp, "lr")
+        p = subprocess.run([RUNNER, "lr-find", os.path.join(SOURCE, "experiments", "quickstart.yaml"),
+                            "--set", "data.limit.train=1280", "--set", "data.limit.val=300",
+                            "--steps", "30", "-o", lr_dir], capture_output=True, text=True, timeout=300)
+        lr_page = os.path.join(lr_dir, "lr_find.html")
+        check(os.path.isfile(lr_page), f"runner lr-find writes lr_find.html: {p.stdout[-500:]} {p.stderr[-500:]}")
+        if os.path.isfile(lr_page):
+            open_page(driver, lr_page, "lr_find")
+            scale, labels, points, card = driver.execute_script(
+                "const c = runnerCharts[0]; return [c.scales.x.type, c.data.datasets.map(d => d.label),"
+                " c.data.datasets[0].data.length,"
+                " document.querySelector('#suggested-lr .v').textContent]")
+            with open(os.path.join(lr_dir, "lr_find.json")) as f:
+                suggested = json.load(f).get("suggested_lr")
+            check(scale == "logarithmic" and labels[:2] == ["loss", "smoothed"] and points == 30,
+                  f"lr_find.html: loss and smoothed loss over 30 steps on a log lr axis: {scale} {labels} {points}")
+            want = number3(suggested) if suggested is not None else "none"
+            check(card == want and (suggested is None or labels[2:] == [f"suggested {want}"]),
+                  f"lr_find.html: the suggested lr {suggested} in its card and as a line: {card} {labels}")
+
         # A failed run: the report says so, with what it had.
         failed_dir = os.path.join(tmp, "failed")
         p = subprocess.run(base + ["--set", f"output.run_dir={failed_dir}", "--set", "optimizer.lr=1e30",

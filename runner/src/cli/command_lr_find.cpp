@@ -24,7 +24,7 @@ int command_lr_find(const Args& args) {
       "falls fastest against the lr (the first 10 steps and the last left out, as Lightning).\n"
       "One process on the experiment's device, whatever launch.num_processes says; parameter\n"
       "groups keep their ratio to optimizer.lr. Writes lr_find.csv, lr_find.json and\n"
-      "lr_find.png into -o DIR (new or empty; default lr_find/NAME-TIMESTAMP); no run is read\n"
+      "lr_find.html into -o DIR (new or empty; default lr_find/NAME-TIMESTAMP); no run is read\n"
       "or changed.");
   add_run_flags(cl);
   add_config_dir_flag(cl);

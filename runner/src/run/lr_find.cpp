@@ -9,7 +9,7 @@
 #include "dist/world.hpp"
 #include "log/logging.hpp"
 #include "models/freeze.hpp"
-#include "output/plot.hpp"
+#include "output/lr_find_page.hpp"
 #include "output/progress.hpp"
 #include "run/build_run_parts.hpp"
 #include "run/rank_setup.hpp"
@@ -74,12 +74,9 @@ void run_steps(const config::ExperimentOptions& o, const RankSetup& setup, train
       torch::Tensor images = batch->images.to(setup.rank.device, true);
       torch::Tensor targets =
           (batch->targets.defined() ? batch->targets : batch->labels).to(setup.rank.device, true);
-      if (mixup && mixup->mixes_in(epoch)) {
-        train::RngMixRandom random(train::Mixup::stream(o.seed, epoch, batch_number, 0, 1));
-        const train::MixPlan plan =
-            mixup->draw(random, images.size(0), images.size(2), images.size(3), true);
-        std::tie(images, targets) = mixup->apply(plan, images, targets);
-      }
+      if (mixup)  // as the run mixes its batch (Mixup::mix_batch, rank 0 of 1)
+        std::tie(images, targets) =
+            mixup->mix_batch(o.seed, epoch, batch_number, 0, 1, images, targets);
       ++batch_number;
       rig.step().micro_batch(images, targets, accum, micro == accum - 1);
     }
@@ -96,7 +93,7 @@ void run_steps(const config::ExperimentOptions& o, const RankSetup& setup, train
   progress.finish();
 }
 
-void write_results(const fs::path& dir, const train::LrRangeTest& test,
+void write_results(const fs::path& dir, const std::string& name, const train::LrRangeTest& test,
                    const std::optional<size_t>& suggested, const nlohmann::json& about) {
   std::string csv = "step,lr,loss,smoothed_loss\n";
   for (size_t i = 0; i < test.lrs().size(); ++i)
@@ -110,21 +107,14 @@ void write_results(const fs::path& dir, const train::LrRangeTest& test,
   record["suggested_step"] = suggested ? nlohmann::json(*suggested + 1) : nullptr;
   util::write_file_atomically((dir / "lr_find.json").string(), record.dump(1) + "\n");
 
-  output::PlotPanel panel;
-  panel.title = "lr range test";
-  panel.x_label = "learning rate";
-  panel.y_label = "loss";
-  panel.log_x = true;
-  panel.series.push_back({"loss", test.lrs(), test.losses()});
-  panel.series.push_back({"smoothed", test.lrs(), test.smoothed()});
-  if (suggested) {  // a vertical line at the suggestion, over the smoothed loss's range
-    double lo = test.smoothed()[0], hi = lo;
-    for (const double v : test.smoothed())
-      if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-    const double at = test.lrs()[*suggested];
-    panel.series.push_back({fmt::format("suggested {:.3g}", at), {at, at}, {lo, hi}});
-  }
-  output::save_plot(dir / "lr_find.png", {panel});
+  output::LrFindPage page;
+  page.experiment = name;
+  page.lrs = test.lrs();
+  page.losses = test.losses();
+  page.smoothed = test.smoothed();
+  page.suggested = suggested;
+  page.stop_reason = test.stop_reason();
+  util::write_file_atomically((dir / "lr_find.html").string(), output::lr_find_page(page));
 }
 
 }  // namespace
@@ -176,10 +166,10 @@ int lr_find(const config::Experiment& e, const LrFindOptions& options) {
       {"device", setup.rank.device.str()},
       {"precision", config::precision_name(setup.rank.precision)},
       {"optimizer_lr", configured_lr}};
-  write_results(dir, test, suggested, about);
+  write_results(dir, o.name, test, suggested, about);
   if (test.stop_reason()[0])
     spdlog::info("lr-find stopped after {} steps: {}", test.lrs().size(), test.stop_reason());
-  std::cout << "wrote " << (dir / "lr_find.png").string() << ", lr_find.csv and lr_find.json\n";
+  std::cout << "wrote " << (dir / "lr_find.html").string() << ", lr_find.csv and lr_find.json\n";
   if (!suggested) {
     std::cout << "no lr suggested: " << test.lrs().size()
               << " steps leave fewer than 2 points after the first 10 and the last; raise "

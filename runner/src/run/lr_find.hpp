@@ -2,7 +2,7 @@
 // `runner lr-find EXPERIMENT.yaml`: the learning-rate range test on the experiment's real
 // training step (its model, initial weights, optimizer and groups, loss, precision, clipping,
 // accumulation, mixup, sampler and loader), as one process on its device, into a folder of its
-// own: lr_find.csv, lr_find.json and lr_find.png. Nothing of any run is read or written.
+// own: lr_find.csv, lr_find.json and lr_find.html. Nothing of any run is read or written.
 
 #include <string>
 

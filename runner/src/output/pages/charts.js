@@ -81,11 +81,11 @@ runner.points = function (pairs) {
 };
 
 // A line chart of `datasets` (Chart.js datasets; `runnerLegend: false` keeps one out of the
-// legend, `runnerGroup` toggles datasets together). spec: {x: 'epoch'|'step', x_title, format,
-// log}.
+// legend, `runnerGroup` toggles datasets together). spec: {x: 'epoch'|'step'|'lr', x_title,
+// x_log, format, log}.
 runner.lineChart = function (canvas, spec, datasets) {
   const y = runner.formatter(spec.format);
-  const x = spec.x === 'epoch' ? runner.number3 : runner.si3;
+  const x = spec.x === 'epoch' || spec.x === 'lr' ? runner.number3 : runner.si3;
   return new Chart(canvas, {
     type: 'line',
     data: {datasets: datasets},
@@ -98,7 +98,11 @@ runner.lineChart = function (canvas, spec, datasets) {
       spanGaps: false,
       interaction: {mode: 'nearest', axis: 'x', intersect: false},
       scales: {
-        x: {
+        x: spec.x_log ? {
+          type: 'logarithmic',
+          title: {display: true, text: spec.x_title},
+          ticks: {callback: (v) => x(v)},
+        } : {
           type: 'linear',
           title: {display: true, text: spec.x_title},
           ticks: {precision: 0, callback: (v) => x(v)},  // whole epochs and steps
