@@ -269,22 +269,6 @@ void save_plot(const std::filesystem::path& png, const std::vector<PlotPanel>& p
   file.commit();
 }
 
-void save_training_curves(const std::filesystem::path& png, const TrainingHistory& history,
-                          const std::string& title) {
-  PlotPanel loss{"Loss", "optimizer step", "loss", {{"train", history.step, history.train_loss}}};
-  if (!history.val_loss.empty())
-    loss.series.push_back({"validation", history.epoch_end_step, history.val_loss});
-  const std::string metric = history.metric_name.empty() ? "metric" : history.metric_name;
-  PlotPanel validation{"Validation " + metric,
-                       "epoch",
-                       metric,
-                       {{"validation " + metric, history.epoch, history.metric}}};
-  PlotPanel lr{"Learning rate", "optimizer step", "lr", {{"lr", history.step, history.lr}}};
-  PlotOptions options;
-  options.title = title;
-  save_plot(png, {loss, validation, lr}, options);
-}
-
 void save_sweep_summary(const std::filesystem::path& png, const std::vector<SweepPoint>& points,
                         const std::string& metric_name, const std::string& title) {
   // One line per (processes, precision), in the order the sweep first met them.

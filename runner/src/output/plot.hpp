@@ -1,6 +1,6 @@
 #pragma once
 // Line plots to PNG drawn with OpenCV: a row of panels, each with a title, ticked and labelled
-// axes, named series and a legend. Used for a run's training curves and a sweep's summary.
+// axes, named series and a legend. Used for a sweep's summary.png.
 
 #include <array>
 #include <cstdint>
@@ -33,21 +33,6 @@ struct PlotOptions {
 /// runner::Error when the file cannot be written.
 void save_plot(const std::filesystem::path& png, const std::vector<PlotPanel>& panels,
                const PlotOptions& options = {});
-
-/// What a run's curves figure shows; every x/y pair has equal lengths.
-struct TrainingHistory {
-  std::vector<double> step, train_loss, lr;  ///< per logged optimizer step
-  std::vector<double> epoch;                 ///< 1-based, per validation
-  std::vector<double> epoch_end_step;        ///< optimizer step at each validation
-  std::vector<double> val_loss;              ///< per validation; may be empty
-  std::string metric_name;                   ///< e.g. "accuracy"
-  std::vector<double> metric;                ///< per validation
-};
-
-/// The run's training curves: loss (train per step, validation at each epoch's end) against
-/// the optimizer step, the validation metric against the epoch, and the lr against the step.
-void save_training_curves(const std::filesystem::path& png, const TrainingHistory& history,
-                          const std::string& title);
 
 /// One finished sweep point, for the summary figure.
 struct SweepPoint {

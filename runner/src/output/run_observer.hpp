@@ -1,7 +1,7 @@
 #pragma once
 // What the training loop and the run assembly report about a run as it goes: the one way what
 // they learn reaches the run folder and the trackers. Implemented by the recorder (metrics
-// files, curves.png, best_examples.json, report.html), the summary writer (summary.json) and
+// files, best_examples.json, report.html), the summary writer (summary.json) and
 // the trackers (output/tracker_set: TensorBoard, MLflow, ...); only the main process observes
 // (non-main ranks report to a RunObserver that does nothing).
 

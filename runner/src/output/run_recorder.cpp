@@ -32,9 +32,6 @@ void RunRecorder::on_epoch(const EpochRecord& r) {
   running_status_ =
       "running: epoch " + std::to_string(r.epoch) + " of " + std::to_string(r.epochs) + " done";
   // A file that cannot be written fails the run (a full disk): it would not record the rest.
-  save_training_curves(run_dir_ / "curves.png",
-                       training_history(run_dir_ / "metrics.jsonl", options_.best_metric),
-                       options_.title);
   write_run_report(run_dir_, running_status_);
 }
 
@@ -93,33 +90,6 @@ json epoch_values(const EpochRecord& r) {
   if (r.skipped_val) record["skipped_val"] = *r.skipped_val;
   for (const auto& [name, value] : r.validation) record[validation_key(name)] = value;
   return record;
-}
-
-TrainingHistory training_history(const std::filesystem::path& metrics_jsonl,
-                                 const std::string& metric) {
-  TrainingHistory h;
-  h.metric_name = metric;
-  const auto number = [](const json& record, const std::string& key) {
-    const auto it = record.find(key);
-    return it != record.end() && it->is_number() ? it->get<double>() : NAN;
-  };
-  std::ifstream in(metrics_jsonl);
-  for (std::string line; std::getline(in, line);) {
-    const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!r.is_object()) continue;
-    const std::string kind = r.value("kind", "");
-    if (kind == "step") {
-      h.step.push_back(number(r, "step"));
-      h.train_loss.push_back(number(r, "loss"));
-      h.lr.push_back(number(r, "lr"));
-    } else if (kind == "epoch") {
-      h.epoch.push_back(number(r, "epoch"));
-      h.epoch_end_step.push_back(number(r, "step"));
-      h.val_loss.push_back(number(r, "val_loss"));
-      h.metric.push_back(number(r, "val_" + metric));
-    }
-  }
-  return h;
 }
 
 }  // namespace runner::output

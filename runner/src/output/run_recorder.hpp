@@ -1,6 +1,6 @@
 #pragma once
 // The run's records as it trains, from the loop's reports: metrics.jsonl and metrics.csv (a
-// record per log window, epoch and best epoch), best_examples.json, curves.png (drawn from
+// record per log window, epoch and best epoch), best_examples.json, (drawn from
 // metrics.jsonl) and report.html. During a run it is the only writer of each. Main process
 // only. TensorBoard and the other trackers take the same records (output/tracker_set).
 
@@ -16,9 +16,7 @@
 namespace runner::output {
 
 struct RecorderOptions {
-  std::string title;                       ///< the experiment's name, above the curves
   std::vector<std::string> metric_names;   ///< the configured metrics: metrics.csv's columns
-  std::string best_metric;                 ///< train.best.metric: the curves' validation panel
   std::vector<std::string> extra_columns;  ///< metrics.csv's columns after the metrics'
 };
 
@@ -29,7 +27,7 @@ class RunRecorder : public RunObserver {
 
   void on_start(std::optional<int64_t> resumed_at) override;
   void on_window(const WindowRecord& record) override;
-  /// The epoch record; curves.png and report.html ("running: epoch k of n done") again. Every
+  /// The epoch record; report.html ("running: epoch k of n done") again. Every
   /// writer throws runner::Error (util::write_failure) for a file it cannot write.
   void on_epoch(const EpochRecord& record) override;
   void on_best(const BestRecord& record) override;
@@ -50,10 +48,5 @@ class RunRecorder : public RunObserver {
 nlohmann::json window_values(const WindowRecord& record);
 /// An epoch's values as metrics.jsonl and the trackers record them (validation as val_<m>).
 nlohmann::json epoch_values(const EpochRecord& record);
-
-/// What curves.png shows, from a run's metrics.jsonl: the step records' loss and lr, the epoch
-/// records' validation loss and `metric` (NaN where an epoch had no validation).
-TrainingHistory training_history(const std::filesystem::path& metrics_jsonl,
-                                 const std::string& metric);
 
 }  // namespace runner::output

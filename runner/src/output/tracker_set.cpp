@@ -97,8 +97,8 @@ size_t TrackerSet::active() const {
 
 std::vector<std::string> offered_files(const std::string& run_dir,
                                        const std::string& predictions_file) {
-  std::vector<std::string> names = {"config.yaml", "summary.json", "report.html", "metrics.jsonl",
-                                    "metrics.csv", "curves.png",   "batch.png"};
+  std::vector<std::string> names = {"config.yaml",   "summary.json", "report.html",
+                                    "metrics.jsonl", "metrics.csv",  "batch.png"};
   if (!predictions_file.empty()) names.push_back(predictions_file);
   names.insert(names.end(), {"checkpoints/best.pt", "checkpoints/last.pt"});
   std::vector<std::string> present;

@@ -53,7 +53,7 @@ class TrackerSet : public RunObserver {
 };
 
 /// The files of a run folder a tracker is offered at the end, those that exist, relative to it:
-/// config.yaml, summary.json, report.html, metrics.jsonl, metrics.csv, curves.png, batch.png,
+/// config.yaml, summary.json, report.html, metrics.jsonl, metrics.csv, batch.png,
 /// the predictions file (predict.output) and the checkpoints.
 std::vector<std::string> offered_files(const std::string& run_dir,
                                        const std::string& predictions_file);

@@ -135,11 +135,10 @@ void add_observers(output::ObserverChain& observers, const RankSetup& setup,
       if (m->name() != "loss") metric_names.push_back("ema_" + m->name());
   }
   observers.add(std::make_unique<output::RunRecorder>(
-      run_dir,
-      output::RecorderOptions{experiment.name, metric_names, experiment.train.best.metric,
-                              experiment.data.on_bad_image == "skip"
-                                  ? std::vector<std::string>{"skipped_train", "skipped_val"}
-                                  : std::vector<std::string>{}}));
+      run_dir, output::RecorderOptions{
+                   metric_names, experiment.data.on_bad_image == "skip"
+                                     ? std::vector<std::string>{"skipped_train", "skipped_val"}
+                                     : std::vector<std::string>{}}));
   const dist::World& world = *setup.rank.world;
   trackers::RunStart start =
       tracker_run_start(resolved, run_dir,

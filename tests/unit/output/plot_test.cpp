@@ -107,24 +107,7 @@ TEST(Plot, AnUnwritablePathIsAnError) {
   EXPECT_THROW(runner::output::save_plot("/proc/runner_no/plot.png", {PlotPanel{}}), runner::Error);
 }
 
-TEST(Plot, RunCurvesAndSweepSummaryHelpers) {
-  runner::output::TrainingHistory history;
-  for (int step = 0; step < 100; ++step) {
-    history.step.push_back(step);
-    history.train_loss.push_back(2.0 / (1 + step / 10.0));
-    history.lr.push_back(0.1 * (100 - step) / 100);
-  }
-  history.epoch = {1, 2};
-  history.epoch_end_step = {50, 100};
-  history.val_loss = {0.5, 0.3};
-  history.metric_name = "accuracy";
-  history.metric = {0.8, 0.85};
-  const fs::path curves = kOut / "curves_helper.png";
-  runner::output::save_training_curves(curves, history, "quickstart");
-  const cv::Mat image = cv::imread(curves.string());
-  ASSERT_FALSE(image.empty());
-  EXPECT_GT(pixels_of_series(image, 1), 50) << "validation loss line";
-
+TEST(Plot, SweepSummaryHelper) {
   // Points arrive in sweep order (not sorted by batch); two (processes, precision) lines.
   std::vector<runner::output::SweepPoint> points = {{1, "fp32", 256, 900, 0.85},
                                                     {1, "fp32", 64, 700, 0.87},

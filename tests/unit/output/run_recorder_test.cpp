@@ -28,7 +28,7 @@ std::vector<json> records(const fs::path& run_dir) {
   return out;
 }
 
-RecorderOptions options() { return {"recorder test", {"accuracy"}, "accuracy"}; }
+RecorderOptions options() { return {{"accuracy"}, {}}; }
 
 WindowRecord window(int64_t step, double loss) {
   WindowRecord r;
@@ -65,29 +65,9 @@ TEST(RunRecorder, EveryReportIsARecord) {
   EXPECT_EQ(r[2]["val_loss"], 1.2);
   EXPECT_TRUE(r[2]["images_per_s"].is_null()) << "too short a pass to measure";
   EXPECT_TRUE(fs::exists(dir.path() / "metrics.csv"));
-  EXPECT_TRUE(fs::exists(dir.path() / "curves.png")) << "drawn at each epoch";
   std::ifstream report(dir.path() / "report.html");
   const std::string page((std::istreambuf_iterator<char>(report)), {});
   EXPECT_NE(page.find("running: epoch 1 of 3 done"), std::string::npos);
-}
-
-TEST(RunRecorder, TheCurvesComeFromMetricsJsonl) {
-  runner::testing::TempDir dir;
-  {
-    RunRecorder recorder(dir.path(), options());
-    recorder.on_window(window(1, 2.0));
-    recorder.on_window(window(2, 1.5));
-    recorder.on_epoch(epoch(1, 2, {{"loss", 1.2}, {"accuracy", 0.6}}));
-    recorder.on_epoch(epoch(2, 2, {}));  // an epoch without validation
-  }
-  const TrainingHistory h = training_history(dir.path() / "metrics.jsonl", "accuracy");
-  EXPECT_EQ(h.step, (std::vector<double>{1, 2}));
-  EXPECT_EQ(h.train_loss, (std::vector<double>{2.0, 1.5}));
-  EXPECT_EQ(h.epoch, (std::vector<double>{1, 2}));
-  ASSERT_EQ(h.metric.size(), 2u);
-  EXPECT_DOUBLE_EQ(h.metric[0], 0.6);
-  EXPECT_TRUE(std::isnan(h.metric[1])) << "no validation that epoch";
-  EXPECT_TRUE(std::isnan(h.val_loss[1]));
 }
 
 TEST(RunRecorder, AResumeDropsWhatItWillWriteAgain) {
