@@ -354,6 +354,36 @@ def main():
             "return Array.from(document.querySelectorAll('#runs thead th')).map(c => c.title)")
         check("optimizer.lr" in heads and "train.max_nonfinite_steps" in heads and "precision" in heads,
               f"a column per setting that differs, the full key on hover: {heads}")
+        check(driver.execute_script("return document.getElementById('scaling') === null"),
+              "no Scaling section where fewer than two runs finished with different global batches")
+
+        # Runs of two global batches: the Scaling section charts images/s and the ranking metric
+        # against the global batch (log axis), a line per processes and precision.
+        half_dir = os.path.join(tmp, "half")
+        p = subprocess.run(base + ["--set", f"output.run_dir={half_dir}", "--set", "train.batch_size=32",
+                                   "--set", "train.epochs=1"], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, f"a run at batch 32 finishes: {p.stdout[-500:]}")
+        scaling = os.path.join(tmp, "scaling.html")
+        p = subprocess.run([RUNNER, "report", run_dir, half_dir, "-o", scaling], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 0 and os.path.isfile(scaling), "runner report of two batch sizes")
+        if os.path.isfile(scaling):
+            open_page(driver, scaling, "compare_scaling")
+            charts = driver.execute_script(
+                "return runnerScalingCharts.map(c => [c.scales.x.type,"
+                " c.data.datasets.map(d => [d.label, d.data.map(p => [p.x, p.y])])])")
+            want = []
+            for d in (run_dir, half_dir):
+                with open(os.path.join(d, "summary.json")) as f:
+                    s = json.load(f)
+                want.append((f"{s['world_size']} process(es), {s['precision']}", s["global_batch"],
+                             round(s["train_images_per_s"], 3)))
+            got = [(label, x, round(y, 3)) for label, points in (charts[0][1] if charts else [])
+                   for x, y in points]
+            check(len(charts) == 2 and all(c[0] == "logarithmic" for c in charts) and
+                  sorted(got) == sorted(want),
+                  f"Scaling: images/s at each global batch on a log axis, a line per processes and "
+                  f"precision: {charts} want {want}")
     finally:
         driver.quit()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # runner sweep end to end on a tiny Fashion-MNIST subset: the summary (table, CSV, Markdown,
-# PNG), resume after a stop, a point failing at run time, and train.batch_size: auto under a
+# the page), resume after a stop, a point failing at run time, and train.batch_size: auto under a
 # CPU memory budget. Usage: sweep_test.sh RUNNER SOURCE_DIR
 set -eu
 RUNNER=$1
@@ -42,7 +42,7 @@ D=out/tiny
 grep -q "<h1>sweep tiny: 3 points</h1>" "out/tiny/report.html" && grep -q "ranked by best accuracy" "out/tiny/report.html" &&
   grep -q "settings that differ: .*train.batch_size" "out/tiny/report.html" ||
   { echo "FAIL: the sweep's report.html should be named after the sweep and ranked"; failures=$((failures + 1)); }
-for f in summary.csv summary.md summary.png report.html; do
+for f in summary.csv summary.md report.html; do
   [ -s "$D/$f" ] || { echo "FAIL: $D/$f missing"; failures=$((failures + 1)); }
 done
 points=$(ls "$D" | grep -v '^summary\|^report.html$' || true)
@@ -60,7 +60,7 @@ echo "$csv" | sed -n 2,3p | grep -c ",done$" | grep -q 2 || { echo "FAIL: points
 echo "$csv" | sed -n 4p | grep -q "failed: exit code" || { echo "FAIL: point 3 not failed with a reason: $(echo "$csv" | sed -n 4p)"; failures=$((failures + 1)); }
 echo "$csv" | sed -n 4p | grep -q "larger than the training split" || { echo "FAIL: point 3's reason is not its run's error: $(echo "$csv" | sed -n 4p)"; failures=$((failures + 1)); }
 grep -q "^| point " "$D/summary.md" || { echo "FAIL: summary.md has no table"; failures=$((failures + 1)); }
-head -c 8 "$D/summary.png" | od -An -c | grep -q "P   N   G" || { echo "FAIL: summary.png is not a PNG"; failures=$((failures + 1)); }
+[ ! -e "$D/summary.png" ] || { echo "FAIL: summary.png: the sweep's report.html charts the points"; failures=$((failures + 1)); }
 
 # 2. Resume: point 2 left unfinished (no summary.json, a stale file) is rerun from scratch,
 # point 1 is skipped and keeps its results.

@@ -56,7 +56,7 @@ int command_sweep(const Args& args) {
       "Run it again after a stop: finished points are skipped, unfinished ones rerun (on\n"
       "SLURM: resubmitted unless still queued). A failed point is recorded (status column)\n"
       "and the sweep goes on; the exit code is 1 when any point failed. Summary: console\n"
-      "table, summary.csv, summary.md, summary.png, report.html.");
+      "table, summary.csv, summary.md, report.html.");
   add_run_flags(cl);
   cl.flag("executor", po::value<std::string>(),
           "local: points run on this machine; slurm: one sbatch --array job (default: the "

@@ -156,6 +156,57 @@ json metrics_data(const std::vector<Run>& runs) {
   return metrics;
 }
 
+// Finished runs of more than one global batch: training images/s and the ranking `metric` (its
+// last value) against the global batch on a log axis, a line per (processes, precision): what a
+// batch-size sweep is for. Empty when every run has the same global batch.
+json scaling_charts(const std::vector<Run>& runs, const std::string& metric) {
+  struct Point {
+    double batch, images_per_s, value;
+  };
+  std::map<std::string, std::vector<Point>> lines;
+  std::set<double> batches;
+  for (const Run& run : runs) {
+    const json& s = run.summary;
+    const json images_per_s = s.value("train_images_per_s", json());
+    const json batch = s.value("global_batch", json());
+    if (s.value("status", "") != "finished" || !images_per_s.is_number() || !batch.is_number())
+      continue;
+    const json last = s.value("last_metrics", json::object());
+    const json value = last.is_object() ? last.value(metric, json()) : json();
+    const std::string line = std::to_string(s.value("world_size", 1)) + " process(es), " +
+                             s.value("precision", std::string("fp32"));
+    lines[line].push_back({batch.get<double>(), images_per_s.get<double>(),
+                           value.is_number() ? value.get<double>() : NAN});
+    batches.insert(batch.get<double>());
+  }
+  if (batches.size() < 2) return json::array();
+  json throughput = json::array(), quality = json::array();
+  for (auto& [name, points] : lines) {
+    std::sort(points.begin(), points.end(),
+              [](const Point& a, const Point& b) { return a.batch < b.batch; });
+    json speed = json::array(), values = json::array();
+    for (const Point& p : points) {
+      speed.push_back({p.batch, p.images_per_s});
+      values.push_back({p.batch, std::isfinite(p.value) ? json(p.value) : json(nullptr)});
+    }
+    throughput.push_back({{"name", name}, {"points", speed}, {"markers", true}});
+    quality.push_back({{"name", name}, {"points", values}, {"markers", true}});
+  }
+  const auto chart = [](const std::string& id, const std::string& title, const std::string& format,
+                        const json& series) {
+    return json{{"id", id},
+                {"title", title},
+                {"x", "batch"},
+                {"x_log", true},
+                {"x_title", "global batch"},
+                {"format", format},
+                {"series", series}};
+  };
+  return json::array(
+      {chart("scaling-throughput", "training images/s against the global batch", "si", throughput),
+       chart("scaling-metric", metric + " against the global batch", "", quality)});
+}
+
 }  // namespace
 
 void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::path& output,
@@ -171,6 +222,7 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
   const RunNaming naming = name_runs(configs, folder_names);
   const auto [metric, lower_is_better] = ranking_metric(runs, options.ranked_by);
   const int best = best_run(runs, metric, lower_is_better);
+  const json scaling = scaling_charts(runs, metric);
 
   const std::string title = options.title.empty()
                                 ? std::to_string(run_dirs.size()) + " runs side by side"
@@ -184,8 +236,11 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
       (options.ranked_by.empty() ? "" : "; ranked by best " + escape(options.ranked_by)) +
       (best >= 0 ? "; best " + escape(metric) + ": " + escape(naming.labels[best]) : "") +
       "</div></header><main><section><h2>Curves</h2><div class=\"controls\" id=\"controls\">"
-      "</div><div class=\"charts\" id=\"charts\"></div></section><section><h2>Runs</h2>" +
-      runs_table(runs, naming, options, best) + "</section></main>";
+      "</div><div class=\"charts\" id=\"charts\"></div></section>" +
+      (scaling.empty() ? std::string()
+                       : "<section><h2>Scaling</h2><div class=\"charts\" id=\"scaling\"></div>"
+                         "</section>") +
+      "<section><h2>Runs</h2>" + runs_table(runs, naming, options, best) + "</section></main>";
 
   // The charts open on the training loss and the ranking metric (else the first validation one).
   const std::string second =
@@ -201,6 +256,7 @@ void write_comparison_report(const std::vector<fs::path>& run_dirs, const fs::pa
                      {"grouped", !naming.groups.empty()},
                      {"metrics", metrics_data(runs)},
                      {"selected", {"step:loss", second}},
+                     {"scaling", scaling},
                      {"keys", keys}};
   fs::create_directories(output.parent_path().empty() ? fs::path(".") : output.parent_path());
   util::write_file_atomically(output.string(), html::page("runner: " + title, body, data.dump(),

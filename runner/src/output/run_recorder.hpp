@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "output/metrics_writer.hpp"
-#include "output/plot.hpp"
 #include "output/run_observer.hpp"
 
 namespace runner::output {

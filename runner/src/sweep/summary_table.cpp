@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "output/plot.hpp"
 #include "runner/error.hpp"
 
 namespace runner::sweep {
@@ -183,24 +182,10 @@ std::string markdown_table(const std::vector<PointRow>& rows) {
 }
 
 void write_summary(const std::filesystem::path& dir, const std::string& title,
-                   const std::vector<PointRow>& rows, const std::string& metric) {
+                   const std::vector<PointRow>& rows) {
   std::filesystem::create_directories(dir);
   write_file(dir / "summary.csv", csv_table(rows));
   write_file(dir / "summary.md", "# " + title + "\n\n" + markdown_table(rows));
-  std::vector<output::SweepPoint> points;
-  for (const auto& r : rows) {
-    if (!r.finished() || !r.images_per_s || r.global_batch <= 0) continue;
-    output::SweepPoint p;
-    p.processes = r.processes;
-    p.precision = r.precision;
-    p.global_batch = static_cast<double>(r.global_batch);
-    p.images_per_s = *r.images_per_s;
-    const bool has = r.val_metrics.contains(metric) && r.val_metrics.at(metric).is_number();
-    p.metric =
-        has ? r.val_metrics.at(metric).get<double>() : std::numeric_limits<double>::quiet_NaN();
-    points.push_back(p);
-  }
-  if (!points.empty()) output::save_sweep_summary(dir / "summary.png", points, metric, title);
 }
 
 }  // namespace runner::sweep

@@ -50,10 +50,9 @@ std::string csv_table(const std::vector<PointRow>& rows);
 /// The table as a GitHub Markdown table.
 std::string markdown_table(const std::vector<PointRow>& rows);
 
-/// Writes summary.csv, summary.md and (when a point finished) summary.png into `dir`; the
-/// figure plots `metric` (a validation metric's name) against the global batch.
+/// Writes summary.csv and summary.md into `dir` (the sweep's report.html charts the points).
 void write_summary(const std::filesystem::path& dir, const std::string& title,
-                   const std::vector<PointRow>& rows, const std::string& metric);
+                   const std::vector<PointRow>& rows);
 
 /// The name of the "best" column: "best <metric>".
 std::string best_column(const std::vector<PointRow>& rows);

@@ -36,18 +36,10 @@ PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) 
   return row;
 }
 
-// The validation metric the figure shows: the base's best-checkpoint metric.
-std::string figure_metric(const sweep::Sweep& sweep) {
-  if (sweep.points.empty()) return "accuracy";
-  return sweep.points.front().experiment.options.train.best.metric;
-}
-
 }  // namespace
 
 SweepBook::SweepBook(const sweep::Sweep& sweep)
-    : sweep_(sweep),
-      dir_(fs::absolute(fs::path(sweep.output) / sweep.name)),
-      metric_(figure_metric(sweep)) {
+    : sweep_(sweep), dir_(fs::absolute(fs::path(sweep.output) / sweep.name)) {
   for (const auto& p : sweep.points) rows_.push_back(planned_row(sweep, p));
 }
 
@@ -148,7 +140,7 @@ std::map<std::string, std::string> SweepBook::point_variables(size_t i) const {
 
 void SweepBook::write_summary() const {
   const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
-  sweep::write_summary(dir_, "sweep " + sweep_.name, shown, metric_);
+  sweep::write_summary(dir_, "sweep " + sweep_.name, shown);
 }
 
 void SweepBook::print_table() const {

@@ -68,7 +68,6 @@ class SweepBook {
 
   const sweep::Sweep& sweep_;
   std::filesystem::path dir_;
-  std::string metric_;
   std::vector<PointRow> rows_;
 };
 

@@ -85,7 +85,7 @@ runner.points = function (pairs) {
 // x_log, format, log}.
 runner.lineChart = function (canvas, spec, datasets) {
   const y = runner.formatter(spec.format);
-  const x = spec.x === 'epoch' || spec.x === 'lr' ? runner.number3 : runner.si3;
+  const x = spec.x === 'epoch' || spec.x === 'lr' ? runner.number3 : runner.si3;  // steps, batches: si
   return new Chart(canvas, {
     type: 'line',
     data: {datasets: datasets},
@@ -137,6 +137,31 @@ runner.lineChart = function (canvas, spec, datasets) {
       },
     },
   });
+};
+
+// Charts of `specs` ({id, title, x, x_title, x_log, format, log, series: [{name, points, dashed,
+// markers, key, per_epoch}]}) appended to `holder`, one box each; returns the Chart objects.
+runner.drawCharts = function (holder, specs) {
+  const charts = [];
+  for (const spec of specs) {
+    const canvas = runner.chartBox(holder, spec.id, spec.title, spec.series.length);
+    const colours = runner.colours(spec.series.length);
+    const datasets = spec.series.map((s, i) => ({
+      label: s.name,
+      data: runner.points(s.points),
+      borderColor: colours[i].line,
+      backgroundColor: colours[i].line,
+      borderWidth: 1.6,
+      borderDash: s.dashed ? [6, 4] : [],
+      pointRadius: s.markers || s.points.length <= 30 ? 3 : 0,
+      pointHoverRadius: 4,
+      runnerGroup: i,
+      runnerKey: s.key,
+      runnerPerEpoch: s.per_epoch,
+    }));
+    charts.push(runner.lineChart(canvas, spec, datasets));
+  }
+  return charts;
 };
 
 // The pages' data, written by the C++ side as JSON.

@@ -178,4 +178,7 @@
       });
     });
   }
+  // Runs of more than one global batch: throughput and the ranking metric against it.
+  const scaling = document.getElementById('scaling');
+  window.runnerScalingCharts = scaling ? runner.drawCharts(scaling, data.scaling || []) : [];
 })();
