@@ -22,7 +22,10 @@ fail() {
   exit 1
 }
 python3 "$source_dir/experiments/make_image_folder.py" "$tmp/images" 30 12
+# The yaml's pretrained path is relative to a checkout with ../shared beside it; CI's clone
+# finds the checkpoints through RUNNER_SHARED_DIR instead.
 sets=(--set "data.dataset.root=$tmp/images/train" --set "output.root=$tmp/runs"
+  --set "model.pretrained=$weights"
   --set "launch.device=cpu" --set "launch.threads_per_process=2")
 "$runner" lr-find "$source_dir/experiments/finetune_folder.yaml" "${sets[@]}" --steps 20 \
   -o "$tmp/lr" >"$tmp/lr.log" 2>&1 || fail "lr-find: $(tail -5 "$tmp/lr.log")"
