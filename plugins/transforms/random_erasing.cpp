@@ -59,10 +59,11 @@ class RandomErasingTransform : public Transform, public BatchedTransform {
   }
 
   void apply(cv::Mat& image, Rng& rng) const override {
+    // Refused whether or not this sample is erased: validate's sample then meets it too.
+    require_float(image.depth() == CV_32F || image.depth() == CV_64F);
     std::vector<double> drawn(static_cast<size_t>(draws_per_sample()));
     draw(rng, image.rows, image.cols, drawn.data());
     if (drawn[0] == 0) return;
-    require_float(image.depth() == CV_32F || image.depth() == CV_64F);
     if (image.depth() != CV_32F) image.convertTo(image, CV_32F);
     const int channels = image.channels();
     for (int64_t i = 0; i < o_.max_count; ++i) {

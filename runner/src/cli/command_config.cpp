@@ -19,6 +19,7 @@ int command_config(const Args& args) {
   if (!cl.parse(args)) return 0;
   const auto e = config::load_experiment(cl.only("file", "experiment file"),
                                          cl.get_or("set", std::vector<std::string>{}));
+  for (const std::string& note : e.notes) std::cerr << "note: " << note << "\n";
   if (cl.has("json"))
     std::cout << e.doc.dump(2) << "\n";
   else

@@ -1,5 +1,6 @@
 #include "config/experiment.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "config/key_rules.hpp"
 #include "config/overrides.hpp"
 #include "config/path_keys.hpp"
+#include "config/plugin_sections.hpp"
 #include "config/schema_validator.hpp"
 
 namespace runner::config {
@@ -30,6 +32,38 @@ bool user_set_below(const json& value, const json* schema, const SourceMap& mark
     return false;
   }
   return !(schema && schema->contains("default") && value == schema->at("default"));
+}
+
+// The pointer of the mapping that holds the key `o` sets ("/optimizer" for optimizer.name).
+std::string parent_pointer(const Override& o) {
+  std::string pointer;
+  for (size_t i = 0; i + 1 < o.path.size(); ++i) pointer += "/" + escape_pointer_token(o.path[i]);
+  return pointer;
+}
+
+// Whether `o` sets the key that picks a plugin (optimizer.name, model.backbone, ...).
+bool switches_plugin(const Override& o) {
+  if (o.path.size() < 2) return false;
+  const PluginSection* section = section_at(parent_pointer(o));
+  return section && section->selector == o.path.back();
+}
+
+// `--set optimizer.name=sgd` (a sweep point's too) where the document named another plugin
+// (`before`, the section as it was): the section starts from sgd's defaults, as an extending
+// file's would. What it then lacks (a required key of the new plugin) is reported at the --set.
+void restart_after_override(json& doc, SourceMap& marks, const Override& o, const json& before,
+                            std::vector<std::string>& notes) {
+  const std::string pointer = parent_pointer(o);
+  json& now = doc.at(json::json_pointer(pointer));
+  if (!now.is_object() || !now.at(o.path.back()).is_string()) return;
+  json section = before;
+  const std::string note =
+      restart_plugin_section(section, now.at(o.path.back()).get<std::string>(), pointer, marks);
+  if (note.empty()) return;
+  now = section;
+  const Mark origin{"--set " + o.text, 0, 0};
+  marks.set(pointer, origin, origin);
+  notes.push_back(note + " (--set " + o.text + ")");
 }
 
 }  // namespace
@@ -118,7 +152,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   e.path = path;
   e.dir = config_dir.empty() ? fs::path(path).parent_path().string() : config_dir;
   if (e.dir.empty()) e.dir = ".";
-  e.doc = load_with_includes(path, e.marks);
+  e.doc = load_with_includes(path, e.marks, &e.notes);
   e.marks.set_fallback(path);
   // A run folder's config.yaml and a resolved copy run elsewhere (--config-dir: a sweep's
   // point file) spell every key out: only their --set keys are the user's.
@@ -128,9 +162,25 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
       (fs::exists(folder / "run.json") || fs::exists(folder / "summary.json") ||
        fs::exists(folder / "checkpoints"));
   if (!config_dir.empty() || run_folder_config) e.marks.set_resolved_copy();
-  for (const auto& text : overrides) {
-    const Override o = parse_override(text);
+  // Outer keys first, and at one depth the key that picks a plugin first: `--set
+  // optimizer.momentum=0.9` beside `--set optimizer.name=sgd` or `--set optimizer={...}` (a
+  // sweep point's keys come sorted by name) keeps the momentum, whatever the order written.
+  std::vector<Override> parsed;
+  for (const auto& text : overrides) parsed.push_back(parse_override(text));
+  try {
+    load_plugin_libraries(e.doc, e.marks, e.dir);  // the plugins a --set may switch to
+  } catch (const ConfigError&) {
+    // reported below, unless a --set changes the list
+  }
+  std::stable_sort(parsed.begin(), parsed.end(), [](const Override& a, const Override& b) {
+    if (a.path.size() != b.path.size()) return a.path.size() < b.path.size();
+    return switches_plugin(a) && !switches_plugin(b);
+  });
+  for (const Override& o : parsed) {
+    const json::json_pointer section(parent_pointer(o));
+    const json before = switches_plugin(o) && e.doc.contains(section) ? e.doc.at(section) : json();
     apply_override(e.doc, o, e.marks, value_schema_for(e.doc, o.path));
+    if (before.is_object()) restart_after_override(e.doc, e.marks, o, before, e.notes);
   }
   load_plugin_libraries(e.doc, e.marks, e.dir);
   validate_experiment(e.doc, e.marks);

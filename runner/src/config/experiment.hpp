@@ -27,6 +27,10 @@ struct Experiment {
   /// `dir` is a --config-dir: every relative path resolves against it, not against the file
   /// that set it (a resolved copy of an experiment saved elsewhere).
   bool dir_given = false;
+  /// What loading did that the user should hear of: each plugin section an extending file, a
+  /// --set or a sweep point switched to another plugin, with the base's keys it dropped
+  /// (`runner config` and `run --dry-run` say them).
+  std::vector<std::string> notes;
 };
 
 /// Loads and validates `path` with `overrides` ("a.b=c") applied after includes. Relative

@@ -3,6 +3,7 @@
 // the including file winning, each value's file:line:col kept.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +11,10 @@
 
 namespace runner::config {
 
-/// Reads `path` and its `extends` chain into one document (no validation).
-nlohmann::json load_with_includes(const std::string& path, SourceMap& marks);
+/// Reads `path` and its `extends` chain into one document (no validation). A plugin section
+/// whose plugin an extending file changes starts from the new plugin's defaults; `notes`, when
+/// given, gets a line saying so for each.
+nlohmann::json load_with_includes(const std::string& path, SourceMap& marks,
+                                  std::vector<std::string>* notes = nullptr);
 
 }  // namespace runner::config

@@ -1,6 +1,7 @@
 #include "config/plugin_sections.hpp"
 
 #include <filesystem>
+#include <set>
 
 #include "config/embedded_schemas.hpp"
 #include "config/schema_validator.hpp"
@@ -24,6 +25,19 @@ const std::vector<PluginSection>& plugin_sections() {
       {"/metrics/*", "metrics", "name"},
       {"/output/trackers/*", "trackers", "name"}};
   return sections;
+}
+
+const PluginSection* section_at(const std::string& pointer) {
+  for (const auto& section : plugin_sections()) {
+    const bool list = section.pointer.size() > 2 &&
+                      section.pointer.compare(section.pointer.size() - 2, 2, "/*") == 0;
+    if (!list && pointer == section.pointer) return &section;
+    const std::string items = section.pointer.substr(0, section.pointer.size() - 1);  // ".../"
+    if (list && pointer.size() > items.size() && pointer.compare(0, items.size(), items) == 0 &&
+        pointer.find_first_not_of("0123456789", items.size()) == std::string::npos)
+      return &section;
+  }
+  return nullptr;
 }
 
 // Calls fn(pointer, section) for every plugin-selecting section present in `doc`.
@@ -73,6 +87,54 @@ KindView kind_view(const std::string& kind) {
   if (kind == "losses") return view_of(r.losses);
   if (kind == "trackers") return view_of(r.trackers);
   return view_of(r.metrics);
+}
+
+namespace {
+
+// The settings plugins `from` and `to` of `kind` both take the same way (one schema: type,
+// default and meaning), as every backbone takes in_chans and num_classes.
+std::set<std::string> keys_taken_alike(const std::string& kind, const std::string& from,
+                                       const std::string& to) {
+  const KindView view = kind_view(kind);
+  const json* old_schema = view.schema_of(from);
+  const json* new_schema = view.schema_of(to);
+  std::set<std::string> alike;
+  if (!old_schema || !new_schema || !old_schema->contains("properties") ||
+      !new_schema->contains("properties"))
+    return alike;
+  const json& theirs = new_schema->at("properties");
+  for (const auto& [key, property] : old_schema->at("properties").items())
+    if (theirs.contains(key) && theirs.at(key) == property) alike.insert(key);
+  return alike;
+}
+
+}  // namespace
+
+std::string restart_plugin_section(json& section, const std::string& name,
+                                   const std::string& pointer, SourceMap& marks) {
+  const PluginSection* at = section_at(pointer);
+  if (!at || !section.is_object() || !section.contains(at->selector) ||
+      !section.at(at->selector).is_string())
+    return "";
+  const std::string old = section.at(at->selector).get<std::string>();
+  if (old == name) return "";
+  const std::set<std::string> kept = keys_taken_alike(at->kind, old, name);
+  std::vector<std::string> dropped;
+  json restarted = json::object();
+  for (const auto& [key, value] : section.items()) {
+    if (key == at->selector) continue;
+    if (kept.count(key))
+      restarted[key] = value;
+    else
+      dropped.push_back(key);
+  }
+  for (const auto& key : dropped) marks.erase_below(pointer + "/" + escape_pointer_token(key));
+  restarted[at->selector] = name;
+  section = restarted;
+  std::string keys;
+  for (const auto& key : dropped) keys += (keys.empty() ? "" : ", ") + key;
+  return path_from_pointer(pointer) + ": " + name + " replaces the base's " + old +
+         (dropped.empty() ? "" : "; its keys " + keys + " dropped");
 }
 
 // The schema for dotted `path` of `doc`, looking into the selected plugin's schema inside

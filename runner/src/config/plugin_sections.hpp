@@ -22,6 +22,20 @@ struct PluginSection {
 };
 const std::vector<PluginSection>& plugin_sections();
 
+/// The plugin section at JSON pointer `pointer` ("/optimizer", "/data/train_transforms/2"), or
+/// null where none is.
+const PluginSection* section_at(const std::string& pointer);
+
+/// The rule for a plugin section whose plugin another file, a --set or a sweep point changes:
+/// it starts from the new plugin's own defaults. `section` (the base's, at `pointer`) names a
+/// plugin and `name` is another: the base's keys for its plugin are dropped from `section`,
+/// but for those both plugins take the same way (one schema: model.in_chans, num_classes across
+/// backbones), and the note saying so is returned ("data.dataset: webdataset replaces the base's
+/// mnist; its keys root, val_split dropped"). "" and `section` untouched where the plugin stays:
+/// then the two merge key by key. The dropped keys' entries in `marks` go with them.
+std::string restart_plugin_section(nlohmann::json& section, const std::string& name,
+                                   const std::string& pointer, SourceMap& marks);
+
 /// Calls fn(section, pointer, node) for every plugin-selecting section present in `doc`.
 void for_each_plugin_section(
     nlohmann::json& doc,

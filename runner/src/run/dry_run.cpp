@@ -109,6 +109,8 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
                    "x" + std::to_string(sample.image.channels());
   }
 
+  // What loading switched (a plugin an extending file or a --set names anew), once it all fits.
+  for (const std::string& note : e.notes) out << "note: " << note << "\n";
   auto size_of = [](const std::shared_ptr<data::Dataset>& d) {
     return d ? std::to_string(d->size()) : std::string("none");
   };

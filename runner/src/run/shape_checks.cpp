@@ -17,6 +17,14 @@
 namespace runner::run {
 namespace {
 
+// A dataset that decodes images in a mode (image_folder, webdataset, ...) can give the model
+// the channels it was built for: the other fix, said beside model.in_chans.
+std::string mode_hint(const config::Experiment& e, int64_t in_chans) {
+  const nlohmann::json& dataset = e.doc.at("data").at("dataset");
+  if (!dataset.contains("mode") || (in_chans != 1 && in_chans != 3)) return "";
+  return ", or data.dataset.mode: " + std::string(in_chans == 1 ? "grayscale" : "color");
+}
+
 std::string size_text(const cv::Mat& image) {
   return std::to_string(image.rows) + "x" + std::to_string(image.cols) + "x" +
          std::to_string(image.channels());
@@ -107,8 +115,8 @@ void check_data_fits_model(const config::Experiment& e, const train::RunParts& p
                         std::to_string(in_chans) + " but the training images have " +
                         std::to_string(sample.image.channels()) +
                         " channel(s) after data.train_transforms (sample 0 is " +
-                        size_text(sample.image) +
-                        "): set model.in_chans: " + std::to_string(sample.image.channels()));
+                        size_text(sample.image) + "): set model.in_chans: " +
+                        std::to_string(sample.image.channels()) + mode_hint(e, in_chans));
   }
 
   // Evaluation batches stack images: every one must come out of the transforms the same size.

@@ -20,10 +20,11 @@ using config::apply_schema_defaults;
 using config::ConfigIssue;
 using config::ConfigValidationError;
 using config::embedded_schema;
+using config::escape_pointer_token;
 using config::Experiment;
 using config::load_experiment;
-using config::load_with_includes;
 using config::load_yaml_file;
+using config::path_from_pointer;
 using config::SourceMap;
 using config::validate_against_schema;
 
@@ -91,6 +92,34 @@ bool is_sweep_file(const std::string& path) {
   }
 }
 
+namespace {
+
+// The sweep places every point in <output>/<name>/<point-id>: a point key that would move its
+// run folder would be overridden unseen, so it is refused where it is written.
+void refuse_point_folder_keys(const json& doc, const SourceMap& marks,
+                              std::vector<ConfigIssue>& issues) {
+  auto check = [&](const std::string& pointer, const std::string& key, const json& value) {
+    const bool moves = key == "output.root" || key == "output.run_dir" ||
+                       (key == "output" && value.is_object() &&
+                        (value.contains("root") || value.contains("run_dir")));
+    if (moves)
+      issues.push_back({marks.key_mark(pointer), path_from_pointer(pointer),
+                        "the sweep puts each point's run folder in <output>/<name>/<point-id>: "
+                        "set the sweep's `output` key instead"});
+  };
+  for (const char* section : {"set", "grid", "distributions"})
+    if (doc.contains(section) && doc.at(section).is_object())
+      for (const auto& [key, value] : doc.at(section).items())
+        check(std::string("/") + section + "/" + escape_pointer_token(key), key, value);
+  if (doc.contains("points") && doc.at("points").is_array())
+    for (size_t i = 0; i < doc.at("points").size(); ++i)
+      if (doc.at("points").at(i).is_object())
+        for (const auto& [key, value] : doc.at("points").at(i).items())
+          check("/points/" + std::to_string(i) + "/" + escape_pointer_token(key), key, value);
+}
+
+}  // namespace
+
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides) {
   Sweep sweep;
   sweep.path = path;
@@ -109,6 +138,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
     issues.push_back({marks.key_mark("/grid"), "grid",
                       "search: random draws its points from distributions: move the grid's "
                       "keys there as {choice: [...]}, or remove `search: random`"});
+  refuse_point_folder_keys(sweep.doc, marks, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
   apply_schema_defaults(sweep.doc, schema);
 
@@ -165,8 +195,6 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
 
   const int repeat = sweep.doc.at("repeat").get<int>();
   const bool keep_global = sweep.doc.at("keep_global_batch").get<bool>();
-  SourceMap base_marks;
-  const json base_doc = load_with_includes(sweep.base_path, base_marks);
   size_t counter = 0;
   for (const auto& values : points) {
     for (int r = 0; r < repeat; ++r) {
@@ -208,7 +236,14 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
         }
       }
       if (repeat > 1) {
-        const int seed = base_doc.value("seed", 42) + r;
+        // The point's own seed (the base's, or what set, the grid or --set make it), plus r.
+        uint64_t own_seed = 0;
+        try {
+          own_seed = load_experiment(sweep.base_path, point.overrides).options.seed;
+        } catch (const ConfigError& err) {
+          throw ConfigError(path + ": sweep point " + id.str() + ": " + err.what());
+        }
+        const uint64_t seed = own_seed + static_cast<uint64_t>(r);
         id << "-seed=" << seed;
         point.overrides.push_back("seed=" + std::to_string(seed));
       }
