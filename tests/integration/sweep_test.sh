@@ -70,7 +70,7 @@ touch "$D/$p2/stale_marker"
 sleep 1
 expect_exit 1 "$RUNNER" sweep tiny.yaml
 expect_output "finished earlier: skipped"
-expect_output "rerunning it from scratch"
+expect_output "trained to its end but wrote no summary.json: starting it afresh; what it left is kept in"
 [ "$(stat -c %Y "$D/$p1/summary.json")" = "$stamp1" ] || { echo "FAIL: point 1 was rerun"; failures=$((failures + 1)); }
 [ -f "$D/$p2/summary.json" ] && [ ! -e "$D/$p2/stale_marker" ] ||
   { echo "FAIL: point 2 was not rerun from scratch"; failures=$((failures + 1)); }

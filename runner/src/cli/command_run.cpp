@@ -25,6 +25,7 @@
 #include "run/dry_run.hpp"
 #include "run/preflight.hpp"
 #include "run/run_experiment.hpp"
+#include "run/run_folder_lock.hpp"
 #include "run/slurm_requeue.hpp"
 #include "run/start_checks.hpp"
 #include "runner/error.hpp"
@@ -101,8 +102,16 @@ int run_or_spawn(const config::Experiment& e, const std::string& command, const 
   const bool inside_world = launch::launched_by_runner() || launch::detect_world_env().has_value();
   // The folder is node 0's to claim (its main rank writes it): another node's launcher may
   // find it already made.
-  if (!inside_world && !options.predict_only && launch.node_rank == 0)
+  if (!inside_world && !options.predict_only && launch.node_rank == 0) {
     run::check_output_folder(e, options);
+    // A folder that exists before the ranks start is held from here, by this process and the
+    // ranks it starts: a second command on it is refused before it changes anything. One that
+    // does not is made (and held) by the main rank once every check passed.
+    const std::string named =
+        options.resume ? options.resume_dir : e.options.output.run_dir.value_or("");
+    if (!named.empty() && std::filesystem::is_directory(named))
+      run::hold_run_folder(named, options.command_line);
+  }
   if (!inside_world) run::check_model(e);
   if (!inside_world && options.resume)
     run::check_checkpoint(

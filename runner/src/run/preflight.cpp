@@ -11,11 +11,13 @@
 #include "config/pretrained_source.hpp"
 #include "output/run_summary.hpp"
 #include "run/build_run_parts.hpp"
+#include "run/run_folder_lock.hpp"
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
 #include "train/device_options.hpp"
 #include "train/training_position.hpp"
 #include "util/atomic_file.hpp"
+#include "util/folder_lock.hpp"
 
 namespace runner::run {
 namespace {
@@ -30,7 +32,8 @@ std::vector<std::string> occupants(const fs::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().filename() != kSweepPointLog) names.push_back(entry.path().filename());
+    if (entry.path().filename() != kSweepPointLog && entry.path().filename() != util::kRunLockFile)
+      names.push_back(entry.path().filename());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -116,8 +119,13 @@ void check_devices(const config::Experiment& e) {
 
 void check_output_folder(const config::Experiment& e, const RunOptions& options) {
   const config::OutputOptions& output = e.options.output;
-  if (options.resume) return check_writable(e, "output.run_dir", options.resume_dir);
+  if (options.resume) {
+    refuse_folder_in_use(options.resume_dir, "runner run --resume " + options.resume_dir);
+    return check_writable(e, "output.run_dir", options.resume_dir);
+  }
   if (output.run_dir) {
+    refuse_folder_in_use(*output.run_dir,
+                         where(e, "/output/run_dir") + "output.run_dir " + *output.run_dir);
     if (const std::string why = refusal(e, options, *output.run_dir); !why.empty())
       throw ConfigError(why);
     return check_writable(e, "output.run_dir", *output.run_dir);

@@ -18,6 +18,7 @@
 #include "run/environment_report.hpp"
 #include "run/preflight.hpp"
 #include "run/rank_setup.hpp"
+#include "run/run_folder_lock.hpp"
 #include "runner/error.hpp"
 #include "util/atomic_file.hpp"
 #include "util/local_timestamp.hpp"
@@ -67,6 +68,7 @@ std::string make_run_folder(const config::Experiment& e, const nlohmann::json& r
                             const RunOptions& options, const dist::World& world) {
   const std::string run_dir = choose_run_dir(e.options, options);
   const fs::path dir(run_dir);
+  hold_run_folder(run_dir, options.command_line);
   if (!options.resume) claim_run_folder(e, options, run_dir);
   make_folder(dir / "logs");
   make_folder(dir / "checkpoints");
@@ -190,7 +192,12 @@ std::string open_prediction_dir(const RunOptions& options, dist::World& world) {
     if (checkpoint.parent_path().filename() == "checkpoints" && fs::exists(run / "config.yaml"))
       dir = (run / "predictions").string();
   }
-  dist::on_main_process(world, [&] { make_folder(dir); });
+  dist::on_main_process(world, [&] {
+    // Writing into a run's folder: not while another command (its training) writes it.
+    if (fs::path(dir).filename() == "predictions")
+      hold_run_folder(fs::path(dir).parent_path().string(), options.command_line);
+    make_folder(dir);
+  });
   return dir;
 }
 

@@ -74,27 +74,51 @@ std::string gpu_list(const std::vector<int>& ids) {
   return fmt::format("[{}]", fmt::join(ids, ","));
 }
 
+// Claims point i for this command; else says who runs it and leaves it to them (`elsewhere`).
+bool claim_or_leave(SweepBook& book, size_t i, std::vector<size_t>& elsewhere) {
+  if (book.claim_point(i)) return true;
+  const auto& sweep = book.sweep();
+  book.rows()[i].status = "running elsewhere";
+  std::cout << fmt::format("sweep {}: point {}/{} {} is running in {}: left to it\n", sweep.name,
+                           i + 1, book.rows().size(), sweep.points[i].id, book.point_holder(i))
+            << std::flush;
+  elsewhere.push_back(i);
+  return false;
+}
+
+// What point i's `runner run` needs: its arguments (a fresh start or a resume, said), its
+// environment and the folder lock it inherits.
+util::ChildSpec point_spec(SweepBook& book, size_t i, const std::vector<std::string>& extra,
+                           const LocalExecutorOptions& options) {
+  const PointStart start = book.prepare_point(i);
+  if (!start.note.empty()) std::cout << start.note << "\n" << std::flush;
+  util::ChildSpec spec;
+  spec.argv = {options.executable};
+  const auto args = book.run_args(i, extra, start.resume);
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.environment = point_environment(book, i);
+  spec.inherited_fd = book.point_lock_fd(i);
+  // A sweep killed outright (SIGKILL, a lost session) stops its point as a stop signal would:
+  // the run saves its last.pt, and the sweep started again continues it.
+  spec.die_with_us = true;
+  return spec;
+}
+
 int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
-                   const LocalExecutorOptions& options) {
+                   const LocalExecutorOptions& options, std::vector<size_t>& elsewhere) {
   const auto& sweep = book.sweep();
   for (size_t i : todo) {
     const auto& point = sweep.points[i];
-    if (book.clear_unfinished(i))
-      std::cout << fmt::format(
-          "sweep {}: point {} did not finish before: rerunning it from scratch\n", sweep.name,
-          point.id);
+    if (!claim_or_leave(book, i, elsewhere)) continue;
     std::cout << fmt::format("\nsweep {}: point {}/{} {}\n", sweep.name, i + 1, book.rows().size(),
                              point.id)
               << std::flush;
     book.rows()[i].status = "running";
-    util::ChildSpec spec;
-    spec.argv = {options.executable};
-    const auto args = book.run_args(i);
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.environment = point_environment(book, i);
+    util::ChildSpec spec = point_spec(book, i, {}, options);
     spec.output = util::ChildSpec::Output::kMerged;
     bool interrupted = false;
     const util::ChildExit exit = util::run_passing_on_signals(spec, interrupted);
+    book.release_point(i);
     if (interrupted) {
       book.rows()[i].status = "pending";
       book.write_summary();
@@ -113,7 +137,7 @@ int run_one_by_one(SweepBook& book, const std::vector<size_t>& todo,
 }
 
 int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
-                     const LocalExecutorOptions& options) {
+                     const LocalExecutorOptions& options, std::vector<size_t>& elsewhere) {
   const auto& sweep = book.sweep();
   // Cores are shared by the points that really run at once (fewer than N near the end).
   const int at_once = std::min(options.parallel, static_cast<int>(todo.size()));
@@ -139,6 +163,10 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
     while (!interrupted && !waiting.empty() &&
            static_cast<int>(running.size()) < options.parallel) {
       const size_t i = waiting.front();
+      if (!claim_or_leave(book, i, elsewhere)) {
+        waiting.pop_front();
+        continue;
+      }
       std::vector<int> gpus;
       if (needs[i].gpus > 0) {
         auto taken = pool.take(needs[i].gpus);
@@ -146,19 +174,10 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
         gpus = *taken;
       }
       waiting.pop_front();
-      if (book.clear_unfinished(i))
-        std::cout << fmt::format(
-            "sweep {}: point {} did not finish before: rerunning it from scratch\n", sweep.name,
-            sweep.points[i].id);
       std::vector<std::string> extra = needs[i].overrides;
       if (!gpus.empty()) extra.push_back("launch.gpu_ids=" + gpu_list(gpus));
-      fs::create_directories(book.run_dir(i));
+      util::ChildSpec spec = point_spec(book, i, extra, options);
       const std::string log = (book.run_dir(i) / "output.log").string();
-      util::ChildSpec spec;
-      spec.argv = {options.executable};
-      const auto args = book.run_args(i, extra);
-      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-      spec.environment = point_environment(book, i);
       spec.output = util::ChildSpec::Output::kLogFile;
       spec.log_path = log;
       const size_t child = supervisor.start(spec);
@@ -183,6 +202,7 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
       const Running ended = *it;
       running.erase(it);
       pool.give_back(ended.gpus);
+      book.release_point(ended.point);
       PointRow& row = book.rows()[ended.point];
       if (interrupted) {
         row.status = "pending";
@@ -247,10 +267,32 @@ int run_local(SweepBook& book, const LocalExecutorOptions& options) {
     else
       todo.push_back(i);
   }
-  const int code = options.parallel > 1 ? run_side_by_side(book, todo, options)
-                                        : run_one_by_one(book, todo, options);
-  if (code != 0) return code;
-  if (todo.empty()) book.write_summary();
+  // Points another live command runs (a second sweep on this folder) are left to it, then
+  // waited for: each ends done by it, or, when it stopped before finishing them, runs here.
+  const bool nothing_to_run = todo.empty();
+  while (!todo.empty()) {
+    std::vector<size_t> elsewhere, ours;
+    const int code = options.parallel > 1 ? run_side_by_side(book, todo, options, elsewhere)
+                                          : run_one_by_one(book, todo, options, elsewhere);
+    if (code != 0) return code;
+    for (size_t i : elsewhere) {
+      std::cout << fmt::format("sweep {}: waiting for point {}, which {} runs\n", sweep.name,
+                               sweep.points[i].id, book.point_holder(i))
+                << std::flush;
+      book.wait_for_point(i);
+      if (!book.take_result(i, "done (by another command)")) {
+        ours.push_back(i);  // it stopped unfinished: claimed now, ours to finish
+        continue;
+      }
+      book.release_point(i);
+      std::cout << fmt::format("sweep {}: point {}/{} {} {}\n", sweep.name, i + 1,
+                               book.rows().size(), sweep.points[i].id, book.point_result(i))
+                << std::flush;
+    }
+    if (!elsewhere.empty()) book.write_summary();
+    todo = ours;
+  }
+  if (nothing_to_run) book.write_summary();
   return book.finish();
 }
 

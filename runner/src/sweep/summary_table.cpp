@@ -1,5 +1,7 @@
 #include "sweep/summary_table.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -33,11 +35,19 @@ std::vector<std::string> metric_names(const std::vector<PointRow>& rows) {
   return names;
 }
 
+// Whole or not at all, and several sweeps on one folder may write at once: each through a
+// temporary file of its own, renamed over the last.
 void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
+  const std::filesystem::path tmp = path.string() + "." + std::to_string(::getpid()) + ".tmp";
+  std::ofstream out(tmp);
   out << text;
-  if (!out)
+  out.close();
+  std::error_code ec;
+  if (out) std::filesystem::rename(tmp, path, ec);
+  if (!out || ec) {
+    std::filesystem::remove(tmp, ec);
     throw Error("runner sweep: cannot write " + path.string() + ": check the output folder");
+  }
 }
 
 }  // namespace

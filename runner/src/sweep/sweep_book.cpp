@@ -13,7 +13,9 @@
 #include "config/yaml_json.hpp"
 #include "output/compare_report.hpp"
 #include "output/run_summary.hpp"
+#include "run/preflight.hpp"
 #include "runner/error.hpp"
+#include "util/local_timestamp.hpp"
 
 namespace runner::sweep {
 namespace {
@@ -36,6 +38,21 @@ PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) 
   return row;
 }
 
+// Why the run in `dir` cannot continue although it saved last.pt (it trained to its end but
+// wrote no summary.json), or "" when a resume has work to do.
+std::string trained_to_the_end(const fs::path& dir) {
+  try {
+    run::check_run_to_continue(config::plan_resume("", dir.string(), {}, ""));
+    return "";
+  } catch (const ConfigError& error) {
+    if (std::string(error.what()).find("nothing is left to continue") != std::string::npos)
+      return "trained to its end but wrote no summary.json";
+    return "";  // what else stops it, its resume says
+  } catch (const Error&) {
+    return "";  // a damaged last.pt: the resume says so
+  }
+}
+
 }  // namespace
 
 SweepBook::SweepBook(const sweep::Sweep& sweep)
@@ -47,44 +64,127 @@ fs::path SweepBook::run_dir(size_t i) const { return dir_ / sweep_.points.at(i).
 
 size_t SweepBook::take_earlier_results(const std::string& status) {
   size_t found = 0;
-  for (size_t i = 0; i < rows_.size(); ++i) {
-    // An interrupted or failed point runs again.
-    const json s = output::read_summary(run_dir(i));
-    if (!output::summary_says_finished(s)) continue;
-    check_same_config(i);
-    fill_from_summary(rows_[i], s);
-    rows_[i].status = status;
-    ++found;
-  }
+  for (size_t i = 0; i < rows_.size(); ++i)
+    if (take_result(i, status)) ++found;
   return found;
 }
 
-void SweepBook::check_same_config(size_t i) const {
+bool SweepBook::take_result(size_t i, const std::string& status) {
+  // An interrupted or failed point runs again.
+  const json s = output::read_summary(run_dir(i));
+  if (!output::summary_says_finished(s)) return false;
+  check_same_config(i);
+  fill_from_summary(rows_[i], s);
+  rows_[i].status = status;
+  return true;
+}
+
+std::optional<config::KeyChange> SweepBook::changed_config(size_t i) const {
   const fs::path saved_path = run_dir(i) / "config.yaml";
   std::ifstream in(saved_path);
-  if (!in) return;  // a result without its config (older runner): nothing to compare
+  if (!in) return std::nullopt;  // a result without its config (older runner): nothing to compare
   std::stringstream text;
   text << in.rdbuf();
   config::SourceMap marks;
   const json saved = config::parse_yaml(text.str(), saved_path.string(), marks);
-  const auto& point = sweep_.points.at(i);
-  for (const auto& change : config::differing_keys(saved, point.experiment.doc)) {
+  for (const auto& change : config::differing_keys(saved, sweep_.points.at(i).experiment.doc)) {
     // Where the point ran and how it was spread over this machine do not change its answer.
     if (change.key.rfind("output.", 0) == 0 || change.key == "launch.master_port" ||
         change.key == "launch.threads_per_process" || change.key == "launch.gpu_ids" ||
         change.key == "log_level" || change.to == "auto")
       continue;
-    throw ConfigError("sweep " + sweep_.name + ": point " + point.id +
-                      " finished earlier with another config: " + change.key + " was " +
-                      change.from.dump() + ", now " + change.to.dump() + " (" +
-                      saved_path.string() +
-                      "); give the sweep another name or output folder, "
-                      "or run it again with --rerun to replace its results");
+    return change;
   }
+  return std::nullopt;
+}
+
+void SweepBook::check_same_config(size_t i) const {
+  const auto change = changed_config(i);
+  if (!change) return;
+  throw ConfigError("sweep " + sweep_.name + ": point " + sweep_.points.at(i).id +
+                    " finished earlier with another config: " + change->key + " was " +
+                    change->from.dump() + ", now " + change->to.dump() + " (" +
+                    (run_dir(i) / "config.yaml").string() +
+                    "); give the sweep another name or output folder, "
+                    "or run it again with --rerun to replace its results");
+}
+
+bool SweepBook::claim_point(size_t i) {
+  if (locks_.count(i)) return true;
+  util::LockAttempt attempt =
+      util::try_lock_folder(run_dir(i).string(), "runner sweep " + sweep_.path + " (point " +
+                                                     sweep_.points.at(i).id + ")");
+  if (!attempt.lock) return false;
+  locks_.emplace(i, std::move(*attempt.lock));
+  return true;
+}
+
+std::string SweepBook::point_holder(size_t i) const {
+  const std::string holder = util::folder_lock_holder(run_dir(i).string());
+  return holder.empty() ? "another command" : holder;
+}
+
+void SweepBook::wait_for_point(size_t i) {
+  if (locks_.count(i)) return;
+  locks_.emplace(i, util::wait_for_folder_lock(
+                        run_dir(i).string(),
+                        "runner sweep " + sweep_.path + " (point " + sweep_.points.at(i).id + ")"));
+}
+
+void SweepBook::release_point(size_t i) { locks_.erase(i); }
+
+int SweepBook::point_lock_fd(size_t i) const {
+  const auto it = locks_.find(i);
+  return it == locks_.end() ? -1 : it->second.fd();
+}
+
+PointStart SweepBook::prepare_point(size_t i) {
+  const fs::path dir = run_dir(i);
+  const std::string& id = sweep_.points.at(i).id;
+  std::vector<fs::path> left;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().filename() != util::kRunLockFile) left.push_back(entry.path());
+  if (left.empty()) return {};
+  const bool checkpoint = fs::exists(dir / "checkpoints" / "last.pt", ec);
+  const auto change = checkpoint ? changed_config(i) : std::nullopt;
+  const std::string ended = checkpoint && !change ? trained_to_the_end(dir) : "";
+  if (checkpoint && fs::exists(dir / "config.yaml", ec) && !change && ended.empty()) {
+    fs::remove(dir / "failure.txt", ec);  // the attempt it continues is no longer failed
+    return {true, fmt::format("sweep {}: point {} did not finish before: continuing it from its "
+                              "checkpoints/last.pt",
+                              sweep_.name, id)};
+  }
+  // The lock file stays (we hold it); the rest of the earlier attempt goes aside, kept.
+  const fs::path aside = dir_ / (id + ".old-" + util::local_timestamp());
+  fs::create_directories(aside);
+  for (const fs::path& path : left) {
+    fs::rename(path, aside / path.filename(), ec);
+    if (ec)
+      throw Error("sweep " + sweep_.name + ": cannot move " + path.string() + " aside to " +
+                  aside.string() + ": " + ec.message());
+  }
+  std::string why = ended;
+  if (!checkpoint) why = "saved no checkpoint";
+  if (change)
+    why = "ran with another config (" + change->key + " was " + change->from.dump() + ", now " +
+          change->to.dump() + ")";
+  return {false, fmt::format("sweep {}: point {} did not finish before and {}: starting it "
+                             "afresh; what it left is kept in {}",
+                             sweep_.name, id, why, aside.string())};
 }
 
 void SweepBook::forget_earlier_results() {
-  for (size_t i = 0; i < rows_.size(); ++i) fs::remove_all(run_dir(i));
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    if (!fs::exists(run_dir(i))) continue;
+    if (!claim_point(i))
+      throw ConfigError("runner sweep --rerun: point " + sweep_.points.at(i).id + " (" +
+                        run_dir(i).string() + ") is in use by " + point_holder(i) +
+                        ": wait for that command to end (or stop it), then run this again");
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(run_dir(i), ec))
+      if (entry.path().filename() != util::kRunLockFile) fs::remove_all(entry.path());
+  }
 }
 
 void SweepBook::record_exit(size_t i, const util::ChildExit& exit) {
@@ -111,14 +211,13 @@ void SweepBook::record_failure(size_t i, const std::string& reason) {
   std::ofstream(run_dir(i) / "failure.txt") << row.reason << "\n";
 }
 
-bool SweepBook::clear_unfinished(size_t i) {
-  if (!fs::exists(run_dir(i))) return false;
-  fs::remove_all(run_dir(i));
-  return true;
-}
-
-std::vector<std::string> SweepBook::run_args(size_t i,
-                                             const std::vector<std::string>& extra) const {
+std::vector<std::string> SweepBook::run_args(size_t i, const std::vector<std::string>& extra,
+                                             bool resume) const {
+  if (resume) {
+    std::vector<std::string> args = {"run", "--resume", run_dir(i).string()};
+    for (const auto& o : extra) args.insert(args.end(), {"--set", o});
+    return args;
+  }
   std::vector<std::string> args = {"run", fs::absolute(sweep_.base_path).string()};
   for (const auto& o : sweep_.points.at(i).overrides) args.insert(args.end(), {"--set", o});
   for (const auto& o : extra) args.insert(args.end(), {"--set", o});
@@ -131,11 +230,17 @@ std::map<std::string, std::string> SweepBook::point_variables(size_t i) const {
   nlohmann::json settings = nlohmann::json::object();
   for (const auto& o : point.overrides) {
     const auto eq = o.find('=');
-    if (eq != std::string::npos) settings[o.substr(0, eq)] = o.substr(eq + 1);
+    if (eq == std::string::npos) continue;
+    // The value, not its JSON text ("adam", not "\"adam\""): a tag reads as the setting.
+    const json value = json::parse(o.substr(eq + 1), nullptr, /*allow_exceptions=*/false);
+    settings[o.substr(0, eq)] = value.is_discarded() ? json(o.substr(eq + 1)) : value;
   }
-  return {{"RUNNER_SWEEP", sweep_.name},
-          {"RUNNER_SWEEP_POINT", point.id},
-          {"RUNNER_SWEEP_SETTINGS", settings.dump()}};
+  std::map<std::string, std::string> variables = {{"RUNNER_SWEEP", sweep_.name},
+                                                  {"RUNNER_SWEEP_POINT", point.id},
+                                                  {"RUNNER_SWEEP_SETTINGS", settings.dump()}};
+  if (const auto it = locks_.find(i); it != locks_.end())
+    variables[util::kHeldLockVar] = util::handed_lock_value(it->second);
+  return variables;
 }
 
 void SweepBook::write_summary() const {

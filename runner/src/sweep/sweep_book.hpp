@@ -5,14 +5,23 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/resume_plan.hpp"
 #include "sweep/summary_table.hpp"
 #include "sweep/sweep_file.hpp"
 #include "util/child_process.hpp"
+#include "util/folder_lock.hpp"
 
 namespace runner::sweep {
+
+/// How a point's run starts: afresh, or continuing the run an earlier attempt left.
+struct PointStart {
+  bool resume = false;  ///< `runner run --resume` its folder
+  std::string note;     ///< the line that says what happened to an earlier attempt ("" if none)
+};
 
 class SweepBook {
  public:
@@ -40,17 +49,36 @@ class SweepBook {
   void record_exit(size_t i, const util::ChildExit& exit);
   /// Records point i as failed for `reason` (written to its failure.txt).
   void record_failure(size_t i, const std::string& reason);
-  /// Removes point i's folder when a run left one without a result (it reruns from scratch);
-  /// returns whether there was one.
-  bool clear_unfinished(size_t i);
+  /// Marks point i done with its results when its folder holds a finished run (`status`:
+  /// "done (earlier run)", "done (by another command)"); returns whether it did.
+  bool take_result(size_t i, const std::string& status);
+
+  /// Claims point i for this command: holds its folder's lock (util/folder_lock) until
+  /// release_point, and hands it to the point's run; false when another live command (a second
+  /// sweep on this folder, a `runner run --resume` of the point) holds it.
+  bool claim_point(size_t i);
+  /// Who holds point i's folder, for the line that leaves the point to them.
+  std::string point_holder(size_t i) const;
+  /// Waits until no other command holds point i, then claims it.
+  void wait_for_point(size_t i);
+  /// Lets go of point i (its run, which inherited the lock, holds it while it lives).
+  void release_point(size_t i);
+  /// How claimed point i starts: an unfinished run with checkpoints/last.pt and the config the
+  /// point has now continues (`runner run --resume`); else what an earlier attempt left is
+  /// moved aside to <output>/<name>/<point-id>.old-<time>/ (never deleted) and it starts afresh.
+  PointStart prepare_point(size_t i);
 
   /// `runner run` arguments of point i: the base, the point's overrides, then `extra` overrides
-  /// (as --set), then its run folder.
-  std::vector<std::string> run_args(size_t i, const std::vector<std::string>& extra = {}) const;
+  /// (as --set), then its run folder; `resume`: `--resume` its folder with `extra`.
+  std::vector<std::string> run_args(size_t i, const std::vector<std::string>& extra = {},
+                                    bool resume = false) const;
 
   /// What point i's run tells its trackers (tags runner.sweep, runner.sweep_point, sweep.<key>):
-  /// RUNNER_SWEEP, RUNNER_SWEEP_POINT and RUNNER_SWEEP_SETTINGS (its overrides as a JSON object).
+  /// RUNNER_SWEEP, RUNNER_SWEEP_POINT and RUNNER_SWEEP_SETTINGS (its overrides as a JSON
+  /// object), and the folder lock this command holds for it (util::kHeldLockVar).
   std::map<std::string, std::string> point_variables(size_t i) const;
+  /// The descriptor of point i's held lock, for its run to inherit; -1 when none is held.
+  int point_lock_fd(size_t i) const;
 
   /// Writes summary.csv/.md/.png (ranked first for random search), after every point.
   void write_summary() const;
@@ -65,10 +93,14 @@ class SweepBook {
  private:
   /// Throws ConfigError when point i's saved config.yaml differs from what it would run now.
   void check_same_config(size_t i) const;
+  /// The first key of point i's saved config.yaml that differs from what it would run now
+  /// (where it runs and how it is spread over the machine aside); none when none does.
+  std::optional<config::KeyChange> changed_config(size_t i) const;
 
   const sweep::Sweep& sweep_;
   std::filesystem::path dir_;
   std::vector<PointRow> rows_;
+  std::map<size_t, util::FolderLock> locks_;  ///< the points this command holds
 };
 
 }  // namespace runner::sweep

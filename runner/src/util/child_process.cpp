@@ -186,6 +186,7 @@ size_t Supervisor::start(const ChildSpec& spec) {
       if (::getppid() != parent) ::_exit(143);  // we died before the line above
     }
     ::setpgid(0, 0);
+    if (spec.inherited_fd >= 0) ::fcntl(spec.inherited_fd, F_SETFD, 0);
     ::dup2(child_out, STDOUT_FILENO);
     ::dup2(child_err, STDERR_FILENO);
     if (spec.environment.empty())

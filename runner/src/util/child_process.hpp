@@ -42,6 +42,9 @@ struct ChildSpec {
   /// Blocked in the child from its first instruction: one that comes before the child handles
   /// it waits (pending) instead of taking its default action (SIGUSR1's ends the process).
   std::vector<int> blocked_signals;
+  /// A descriptor of ours the child keeps open (its close-on-exec cleared there): a run
+  /// folder's lock handed to the run (util/folder_lock). -1: none.
+  int inherited_fd = -1;
 };
 
 /// While it lives, SIGINT and SIGTERM (and SIGUSR1 when asked) do not end this process: they are
