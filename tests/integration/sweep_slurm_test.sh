@@ -92,9 +92,16 @@ expect_output "finished earlier: skipped"
 expect_output "submitted 1 point(s) as SLURM job"
 job2=$(sed -n 's/.*submitted 1 point(s) as SLURM job \([0-9]*\) (--array=\([0-9,]*\)).*/\1 \2/p' <<<"$out")
 [ "$(echo "$job2" | cut -d' ' -f2)" = 1 ] || { echo "FAIL: the resubmission should be array task 1 only: $job2"; failures=$((failures + 1)); }
-# The resubmitted task starts from scratch: the cancelled run's folder goes when it starts.
-for i in $(seq 100); do [ ! -e out_cancel/cancel/001-epochs=500/failure.txt ] && break; sleep 0.2; done
-[ ! -e out_cancel/cancel/001-epochs=500/failure.txt ] || { echo "FAIL: the resubmitted task kept the cancelled run's folder"; failures=$((failures + 1)); }
+# The resubmitted task continues the cancelled run from its last.pt, or, when it saved none,
+# moves what it left aside (kept, not deleted) and starts afresh: said in its log.
+log2="out_cancel/cancel/slurm/logs/$(echo "$job2" | cut -d' ' -f1)_1.out"
+for i in $(seq 150); do grep -q "did not finish before" "$log2" 2>/dev/null && break; sleep 0.2; done
+if grep -q "did not finish before and saved no checkpoint: starting it afresh" "$log2" 2>/dev/null; then
+  ls -d out_cancel/cancel/001-epochs=500.old-*/ >/dev/null 2>&1 || { echo "FAIL: the cancelled run's folder was not kept aside"; failures=$((failures + 1)); }
+elif ! grep -q "did not finish before: continuing it from its checkpoints/last.pt" "$log2" 2>/dev/null; then
+  echo "FAIL: the resubmitted task neither continued nor kept the cancelled run: $(cat "$log2" 2>/dev/null | tail -3)"; failures=$((failures + 1))
+fi
+[ ! -e out_cancel/cancel/001-epochs=500/failure.txt ] || { echo "FAIL: the resubmitted point still reads as failed"; failures=$((failures + 1)); }
 scancel "$(echo "$job2" | cut -d' ' -f1)" || true
 
 # 4. slurm.cpus_per_task reaches the task: a rank left at threads_per_process: 0 takes that many
@@ -111,5 +118,19 @@ expect_output "sbatch refused the array"
 [ -f out_gpus/gpus/000-batch_size=64/failure.txt ] || { echo "FAIL: a refused submission removed the earlier run's folder"; failures=$((failures + 1)); }
 grep -q "^# submitted with: sbatch .*'--gpus-per-task=1'" out_gpus/gpus/slurm/array.sbatch || { echo "FAIL: array.sbatch lacks --gpus-per-task=1"; failures=$((failures + 1)); }
 [ "$(grep -v '^sweep ' <<<"$out" | wc -l)" = 1 ] || { echo "FAIL: one error line expected: $out"; failures=$((failures + 1)); }
+
+# 5. Two submissions of one file: the second submits nothing still queued or running. jobs.json
+# maps each task to the point it ran: the file edited since (the points swapped, so their ids
+# change) does not relabel them.
+printf 'base: exp/base.yaml\nname: twice\noutput: out_twice\nexecutor: slurm\npoints:\n  - {train.batch_size: 64}\n  - {train.batch_size: 32}\n' >twice.yaml
+expect_exit 0 "$RUNNER" sweep twice.yaml
+expect_exit 0 "$RUNNER" sweep twice.yaml --wait
+expect_output "in SLURM: not submitted again"
+grep -q "as SLURM job" <<<"$out" && { echo "FAIL: the second submission submitted again"; failures=$((failures + 1)); }
+[ "$(grep -c ',done$' out_twice/twice/summary.csv)" = 2 ] || { echo "FAIL: twice: $(cat out_twice/twice/summary.csv)"; failures=$((failures + 1)); }
+printf 'base: exp/base.yaml\nname: twice\noutput: out_twice\nexecutor: slurm\npoints:\n  - {train.batch_size: 32}\n  - {train.batch_size: 64}\n' >twice.yaml
+expect_exit 0 "$RUNNER" sweep twice.yaml --summary
+grep -q "still queued or running" <<<"$out" && { echo "FAIL: the edited file's points took the old tasks' states: $out"; failures=$((failures + 1)); }
+[ "$(grep -c ',pending$' out_twice/twice/summary.csv)" = 2 ] || { echo "FAIL: the edited file's points should be pending: $(cat out_twice/twice/summary.csv)"; failures=$((failures + 1)); }
 
 finish

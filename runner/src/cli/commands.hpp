@@ -17,6 +17,7 @@ int command_schema(const Args& args);
 int command_run(const Args& args);
 int command_predict(const Args& args);
 int command_sweep(const Args& args);
+int command_sweep_point(const Args& args);
 int command_export(const Args& args);
 int command_report(const Args& args);
 int command_import(const Args& args);

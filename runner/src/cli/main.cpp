@@ -46,6 +46,8 @@ const std::map<std::string, Command>& commands() {
       {"run", {command_run, "Train (and predict) as an experiment file says"}},
       {"predict", {command_predict, "Predict a split with a checkpoint or pretrained weights"}},
       {"sweep", {command_sweep, "Run every point of a sweep file and summarise them"}},
+      {"sweep-point",
+       {command_sweep_point, "Ready a sweep point's folder (a SLURM sweep's tasks run it)"}},
       {"export", {command_export, "Write a checkpoint's model as safetensors with timm's names"}},
       {"report", {command_report, "Build a run's report.html, or one page comparing runs"}},
       {"track", {command_track, "Send what a run's trackers could not (a server that was down)"}},

@@ -114,6 +114,19 @@ std::optional<std::map<std::string, std::string>> task_states(const SweepBook& b
   // Later submissions of the same point come later in jobs: they win.
   std::map<std::string, size_t> job_order;
   for (size_t k = 0; k < jobs.size(); ++k) job_order[jobs[k].at("job").get<std::string>()] = k;
+  // Which point each task of a job ran, as recorded when it was submitted: a sweep file edited
+  // since (points added, reordered) cannot relabel them. Jobs of an older runner lack the map:
+  // their task i is the file's point i.
+  auto point_of = [&](const std::string& job, long index) -> std::optional<std::string> {
+    const json& entry = jobs[job_order.at(job)];
+    if (entry.contains("tasks") && entry.at("tasks").is_object()) {
+      const std::string key = std::to_string(index);
+      if (!entry.at("tasks").contains(key)) return std::nullopt;
+      return entry.at("tasks").at(key).get<std::string>();
+    }
+    if (index < 0 || static_cast<size_t>(index) >= book.rows().size()) return std::nullopt;
+    return book.sweep().points[static_cast<size_t>(index)].id;
+  };
   std::map<std::string, size_t> state_job;
   std::istringstream lines(r.output);
   std::string line;
@@ -124,8 +137,10 @@ std::optional<std::map<std::string, std::string>> task_states(const SweepBook& b
     if (!(fields >> job >> task >> state) || !job_order.count(job)) continue;
     char* end = nullptr;
     const long index = std::strtol(task.c_str(), &end, 10);
-    if (*end != '\0' || index < 0 || static_cast<size_t>(index) >= book.rows().size()) continue;
-    const std::string& id = book.sweep().points[static_cast<size_t>(index)].id;
+    if (*end != '\0') continue;
+    const auto point = point_of(job, index);
+    if (!point) continue;
+    const std::string& id = *point;
     if (state_job.count(id) && state_job[id] > job_order[job]) continue;
     states[id] = state;
     state_job[id] = job_order[job];
@@ -133,7 +148,7 @@ std::optional<std::map<std::string, std::string>> task_states(const SweepBook& b
   return states;
 }
 
-// The job and log of the latest submission of each point.
+// The job of the latest submission of each point.
 std::map<std::string, std::string> latest_job(const json& jobs) {
   std::map<std::string, std::string> out;
   for (const auto& j : jobs)
@@ -142,8 +157,15 @@ std::map<std::string, std::string> latest_job(const json& jobs) {
   return out;
 }
 
-std::string log_of(const SweepBook& book, const std::string& job, size_t i) {
-  return (slurm_dir(book) / "logs" / fmt::format("{}_{}.out", job, i)).string();
+// The log of point i's task in `job`: the task index the submission recorded for the point
+// (jobs.json's tasks), else i.
+std::string log_of(const SweepBook& book, const json& jobs, const std::string& job, size_t i) {
+  std::string task = std::to_string(i);
+  for (const auto& j : jobs)
+    if (j.at("job") == job && j.contains("tasks") && j.at("tasks").is_object())
+      for (const auto& [index, id] : j.at("tasks").items())
+        if (id == book.sweep().points[i].id) task = index;
+  return (slurm_dir(book) / "logs" / fmt::format("{}_{}.out", job, task)).string();
 }
 
 // How long a task that ended well may take to show its summary.json here: a shared
@@ -176,7 +198,7 @@ std::optional<size_t> refresh_rows(SweepBook& book, const json& jobs,
     }
     const auto job = submitted.find(row.id);
     if (job == submitted.end()) continue;  // never submitted: stays pending
-    row.log_path = log_of(book, job->second, i);
+    row.log_path = log_of(book, jobs, job->second, i);
     const nlohmann::json said = output::read_summary(book.run_dir(i));
     if (output::summary_says_finished(said)) {
       util::ChildExit ok;
@@ -313,7 +335,8 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
     << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
   for (size_t i = 0; i < book.rows().size(); ++i) {
     const PointShape shape = shape_of(book, i);
-    s << "  " << i << ") point=" << quoted(sweep.points[i].id) << " nodes=" << shape.nodes
+    s << "  " << i << ") point=" << quoted(sweep.points[i].id)
+      << " run_dir=" << quoted(book.run_dir(i).string()) << " nodes=" << shape.nodes
       << " ranks_per_node=" << shape.ranks_per_node;
     for (const auto& [name, value] : book.point_variables(i))  // the trackers' sweep tags
       s << " " << name << "=" << quoted(value);
@@ -322,20 +345,29 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
   s << "  *) echo \"runner sweep: no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
     << "esac\n"
     << "export RUNNER_SWEEP RUNNER_SWEEP_POINT RUNNER_SWEEP_SETTINGS\n"
-    << "# A point runs from scratch: what an earlier, unfinished run left goes now (not at\n"
-    << "# submission, so a refused submission loses nothing). A task SLURM requeued\n"
-    << "# (launch.slurm_requeue) keeps its folder: runner continues it.\n"
+    << "exit_file=" << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
+    << "point_file=" << quoted((slurm_dir(book) / "points").string()) << "/\"$point.yaml\"\n"
+    << "config_dir=" << quoted(fs::absolute(sweep.base_path).parent_path().string()) << "\n"
+    << "# What an earlier attempt left: an unfinished run of this config with a last.pt\n"
+    << "# continues, anything else is moved aside (kept), a point another command finished is\n"
+    << "# done (runner sweep-point). A task SLURM requeued (launch.slurm_requeue) keeps its\n"
+    << "# folder: runner run continues it.\n"
+    << "how=start\n"
     << "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then\n"
-    << "  rm -rf -- " << quoted(book.dir().string()) << "/\"$point\" "
-    << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
+    << "  rm -f -- \"$exit_file\"\n"
+    << "  how=$(" << quoted(program)
+    << " sweep-point --config-dir \"$config_dir\" \"$point_file\") || { code=$?; echo $code > "
+       "\"$exit_file\"; exit $code; }\n"
     << "fi\n"
+    << "if [ \"$how\" = done ]; then echo 0 > \"$exit_file\"; exit 0; fi\n"
+    << "if [ \"$how\" = resume ]; then run_args=(--resume \"$run_dir\"); else "
+       "run_args=(--config-dir "
+       "\"$config_dir\" \"$point_file\"); fi\n"
     << "srun --nodes=$nodes --ntasks=$((nodes * ranks_per_node)) "
        "--ntasks-per-node=$ranks_per_node --kill-on-bad-exit=1"
-    << step_options << " \\\n  " << quoted(program) << " run --config-dir "
-    << quoted(fs::absolute(sweep.base_path).parent_path().string()) << " "
-    << quoted((slurm_dir(book) / "points").string()) << "/\"$point.yaml\"\n"
+    << step_options << " \\\n  " << quoted(program) << " run \"${run_args[@]}\"\n"
     << "code=$?\n"
-    << "echo $code > " << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
+    << "echo $code > \"$exit_file\"\n"
     << "exit $code\n";
   return s.str();
 }
@@ -409,9 +441,13 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
         throw Error(fmt::format("runner sweep: sbatch refused the array ({}): {}; the script is {}",
                                 array, message, script.string()));
       }
-      json ids = json::array();
-      for (size_t i : todo) ids.push_back(sweep.points[i].id);
-      jobs.push_back({{"job", job}, {"points", ids}, {"submitted", std::time(nullptr)}});
+      json ids = json::array(), tasks = json::object();
+      for (size_t i : todo) {
+        ids.push_back(sweep.points[i].id);
+        tasks[std::to_string(i)] = sweep.points[i].id;
+      }
+      jobs.push_back(
+          {{"job", job}, {"points", ids}, {"tasks", tasks}, {"submitted", std::time(nullptr)}});
       util::write_file_atomically((slurm_dir(book) / "jobs.json").string(), jobs.dump(2) + "\n");
       active += todo.size();
       std::cout << fmt::format("sweep {}: submitted {} point(s) as SLURM job {} ({}); logs in {}\n",

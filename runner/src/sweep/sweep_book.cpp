@@ -13,9 +13,7 @@
 #include "config/yaml_json.hpp"
 #include "output/compare_report.hpp"
 #include "output/run_summary.hpp"
-#include "run/preflight.hpp"
 #include "runner/error.hpp"
-#include "util/local_timestamp.hpp"
 
 namespace runner::sweep {
 namespace {
@@ -36,21 +34,6 @@ PointRow planned_row(const sweep::Sweep& sweep, const sweep::SweepPoint& point) 
         config::global_batch(*batch, row.processes, experiment.train.grad_accum_steps);
   row.precision = config::precision_name(experiment.precision);
   return row;
-}
-
-// Why the run in `dir` cannot continue although it saved last.pt (it trained to its end but
-// wrote no summary.json), or "" when a resume has work to do.
-std::string trained_to_the_end(const fs::path& dir) {
-  try {
-    run::check_run_to_continue(config::plan_resume("", dir.string(), {}, ""));
-    return "";
-  } catch (const ConfigError& error) {
-    if (std::string(error.what()).find("nothing is left to continue") != std::string::npos)
-      return "trained to its end but wrote no summary.json";
-    return "";  // what else stops it, its resume says
-  } catch (const Error&) {
-    return "";  // a damaged last.pt: the resume says so
-  }
 }
 
 }  // namespace
@@ -79,27 +62,8 @@ bool SweepBook::take_result(size_t i, const std::string& status) {
   return true;
 }
 
-std::optional<config::KeyChange> SweepBook::changed_config(size_t i) const {
-  const fs::path saved_path = run_dir(i) / "config.yaml";
-  std::ifstream in(saved_path);
-  if (!in) return std::nullopt;  // a result without its config (older runner): nothing to compare
-  std::stringstream text;
-  text << in.rdbuf();
-  config::SourceMap marks;
-  const json saved = config::parse_yaml(text.str(), saved_path.string(), marks);
-  for (const auto& change : config::differing_keys(saved, sweep_.points.at(i).experiment.doc)) {
-    // Where the point ran and how it was spread over this machine do not change its answer.
-    if (change.key.rfind("output.", 0) == 0 || change.key == "launch.master_port" ||
-        change.key == "launch.threads_per_process" || change.key == "launch.gpu_ids" ||
-        change.key == "log_level" || change.to == "auto")
-      continue;
-    return change;
-  }
-  return std::nullopt;
-}
-
 void SweepBook::check_same_config(size_t i) const {
-  const auto change = changed_config(i);
+  const auto change = changed_config(run_dir(i), sweep_.points.at(i).experiment.doc);
   if (!change) return;
   throw ConfigError("sweep " + sweep_.name + ": point " + sweep_.points.at(i).id +
                     " finished earlier with another config: " + change->key + " was " +
@@ -139,39 +103,8 @@ int SweepBook::point_lock_fd(size_t i) const {
 }
 
 PointStart SweepBook::prepare_point(size_t i) {
-  const fs::path dir = run_dir(i);
-  const std::string& id = sweep_.points.at(i).id;
-  std::vector<fs::path> left;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().filename() != util::kRunLockFile) left.push_back(entry.path());
-  if (left.empty()) return {};
-  const bool checkpoint = fs::exists(dir / "checkpoints" / "last.pt", ec);
-  const auto change = checkpoint ? changed_config(i) : std::nullopt;
-  const std::string ended = checkpoint && !change ? trained_to_the_end(dir) : "";
-  if (checkpoint && fs::exists(dir / "config.yaml", ec) && !change && ended.empty()) {
-    fs::remove(dir / "failure.txt", ec);  // the attempt it continues is no longer failed
-    return {true, fmt::format("sweep {}: point {} did not finish before: continuing it from its "
-                              "checkpoints/last.pt",
-                              sweep_.name, id)};
-  }
-  // The lock file stays (we hold it); the rest of the earlier attempt goes aside, kept.
-  const fs::path aside = dir_ / (id + ".old-" + util::local_timestamp());
-  fs::create_directories(aside);
-  for (const fs::path& path : left) {
-    fs::rename(path, aside / path.filename(), ec);
-    if (ec)
-      throw Error("sweep " + sweep_.name + ": cannot move " + path.string() + " aside to " +
-                  aside.string() + ": " + ec.message());
-  }
-  std::string why = ended;
-  if (!checkpoint) why = "saved no checkpoint";
-  if (change)
-    why = "ran with another config (" + change->key + " was " + change->from.dump() + ", now " +
-          change->to.dump() + ")";
-  return {false, fmt::format("sweep {}: point {} did not finish before and {}: starting it "
-                             "afresh; what it left is kept in {}",
-                             sweep_.name, id, why, aside.string())};
+  return start_point(run_dir(i), sweep_.points.at(i).experiment.doc,
+                     "sweep " + sweep_.name + ": point " + sweep_.points.at(i).id);
 }
 
 void SweepBook::forget_earlier_results() {

@@ -9,19 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "config/resume_plan.hpp"
+#include "sweep/point_start.hpp"
 #include "sweep/summary_table.hpp"
 #include "sweep/sweep_file.hpp"
 #include "util/child_process.hpp"
 #include "util/folder_lock.hpp"
 
 namespace runner::sweep {
-
-/// How a point's run starts: afresh, or continuing the run an earlier attempt left.
-struct PointStart {
-  bool resume = false;  ///< `runner run --resume` its folder
-  std::string note;     ///< the line that says what happened to an earlier attempt ("" if none)
-};
 
 class SweepBook {
  public:
@@ -93,9 +87,6 @@ class SweepBook {
  private:
   /// Throws ConfigError when point i's saved config.yaml differs from what it would run now.
   void check_same_config(size_t i) const;
-  /// The first key of point i's saved config.yaml that differs from what it would run now
-  /// (where it runs and how it is spread over the machine aside); none when none does.
-  std::optional<config::KeyChange> changed_config(size_t i) const;
 
   const sweep::Sweep& sweep_;
   std::filesystem::path dir_;
