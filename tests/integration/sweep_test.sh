@@ -211,6 +211,13 @@ expect_exit 0 "$RUNNER" sweep kg.yaml --dry-run
 expect_output "train.batch_size=32"
 expect_output "000-num_processes=2-batch_size=64-seed=1: "
 expect_output "001-num_processes=2-batch_size=64-seed=2: "
+# repeat counts from the point's own seed: the sweep's set, or --set.
+printf 'base: base.yaml\noutput: out_seed\nrepeat: 2\nset: {seed: 7}\npoints:\n  - {train.batch_size: 32}\n' >seeded.yaml
+expect_exit 0 "$RUNNER" sweep seeded.yaml --dry-run
+expect_output "000-batch_size=32-seed=7: "
+expect_output "001-batch_size=32-seed=8: "
+expect_exit 0 "$RUNNER" sweep seeded.yaml --dry-run --set seed=100
+expect_output "001-batch_size=32-seed=101: "
 cat >grid.yaml <<YAML
 base: base.yaml
 grid: {train.batch_size: [16, 32], optimizer.lr: [0.001, 0.002]}
