@@ -143,9 +143,12 @@ _, plain = train()
 
 
 def folder_bytes(folder):
+    """Every file's bytes but run.lock's (it names the last command that held the folder)."""
     out = {}
     for base, _, files in os.walk(folder):
         for name in files:
+            if name == "run.lock" and base == folder:
+                continue
             with open(os.path.join(base, name), "rb") as f:
                 out[os.path.relpath(os.path.join(base, name), folder)] = f.read()
     return out

@@ -10,6 +10,7 @@
 #include "run/preflight.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
+#include "sweep/optuna_executor.hpp"
 #include "sweep/sweep_file.hpp"
 #include "sweep/sweep_runner.hpp"
 
@@ -21,7 +22,14 @@ namespace {
 // the point.
 void check_points(const sweep::Sweep& sweep) {
   std::set<std::string> models, data;
-  for (const auto& point : sweep.points) {
+  std::vector<sweep::SweepPoint> points = sweep.points;
+  if (sweep.search == "optuna") {  // its trials come later: the base with the sweep's set
+    sweep::SweepPoint base;
+    base.id = "base";
+    base.experiment = config::load_experiment(sweep.base_path, sweep.set_overrides);
+    points.push_back(base);
+  }
+  for (const auto& point : points) {
     const config::Experiment& e = point.experiment;
     try {
       run::check_devices(e);
@@ -92,9 +100,18 @@ int command_sweep(const Args& args) {
   options.summary_only = cl.has("summary");
   options.rerun = cl.has("rerun");
   const auto s = sweep::load_sweep(file, run_overrides(cl));
-  std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
-            << sweep::sweep_dir(s) << "\n";
+  if (s.search == "optuna")
+    std::cout << "sweep " << s.name << ": search: optuna, " << s.doc.at("trials")
+              << " trials (the distributions' ends valid); results in " << sweep::sweep_dir(s)
+              << "\n";
+  else
+    std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
+              << sweep::sweep_dir(s) << "\n";
   if (cl.has("dry-run")) {
+    if (s.search == "optuna")
+      std::cout << "trials ask their settings from the study as it goes (sampler "
+                << s.doc.at("sampler").value("name", "?") << ", pruner "
+                << s.doc.at("pruner").value("name", "?") << ")\n";
     print_points(s);
     return 0;
   }
@@ -103,6 +120,7 @@ int command_sweep(const Args& args) {
   // run on other machines, with their devices and data: they check there.)
   const std::string executor = options.executor.empty() ? s.executor : options.executor;
   if (!options.summary_only && executor == "local") check_points(s);
+  if (s.search == "optuna") sweep::check_optuna_importable();
   options.executable = launch::self_executable();
   options.sweep_file = file;
   // Only a local run hands out GPUs (a login node running sbatch need not touch CUDA).

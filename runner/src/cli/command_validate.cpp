@@ -14,6 +14,7 @@
 #include "run/run_trackers.hpp"
 #include "run/start_checks.hpp"
 #include "runner/error.hpp"
+#include "sweep/optuna_executor.hpp"
 #include "sweep/sweep_file.hpp"
 
 namespace runner::cli {
@@ -53,7 +54,11 @@ int command_validate(const Args& args) {
     try {
       if (sweep::is_sweep_file(file)) {
         const auto sweep = sweep::load_sweep(file, overrides);
-        if (say_ok)
+        if (sweep.search == "optuna" && !cl.has("schema-only")) sweep::check_optuna_importable();
+        if (say_ok && sweep.search == "optuna")
+          std::cout << "ok: " << file << " (sweep, search: optuna, " << sweep.doc.at("trials")
+                    << " trials)\n";
+        else if (say_ok)
           std::cout << "ok: " << file << " (sweep, " << sweep.points.size() << " points)\n";
       } else {
         auto experiment = config::load_experiment(file, overrides);

@@ -84,6 +84,7 @@ struct TrainingReport {
     std::string reason;
   };
   std::optional<EarlyStop> early_stopped;
+  std::optional<EarlyStop> pruned;  ///< a sweep's search stopped the trial after this epoch
   std::optional<double> train_images_per_s;  ///< steady state of the last pass; nullopt: too short
   double first_step_unix_time = 0;           ///< when this process's first step ended (0: none)
   double mean_epoch_seconds = 0;             ///< training passes of this process

@@ -371,7 +371,8 @@ std::string status_badge(const std::string& status) {
   const std::string cls =
       status.rfind("finished", 0) == 0 ? "ok"
       : status.rfind("stopped", 0) == 0 || status.rfind("interrupted", 0) == 0 ||
-              status.rfind("requeued", 0) == 0 || status.rfind("running", 0) == 0
+              status.rfind("pruned", 0) == 0 || status.rfind("requeued", 0) == 0 ||
+              status.rfind("running", 0) == 0
           ? "warn"
           : "bad";
   return "<span class=\"status " + cls + "\">" + escape(status) + "</span>";

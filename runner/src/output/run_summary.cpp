@@ -48,6 +48,9 @@ std::string run_status_text(const nlohmann::json& summary) {
            summary.value("stopped_at", std::string("?")) + ": the requeued job continues it, or " +
            summary.value("resume_command", std::string("runner run --resume RUN_DIR"));
   if (status == "failed") return "failed: " + summary.value("error", std::string("?"));
+  if (status == "pruned" && summary.contains("pruned") && summary.at("pruned").is_object())
+    return "pruned after epoch " + summary.at("pruned").value("epoch", nlohmann::json(0)).dump() +
+           ": " + summary.at("pruned").value("reason", std::string("?"));
   return status;
 }
 

@@ -27,6 +27,7 @@ void SummaryWriter::on_training(const TrainingReport& r) {
   if (r.early_stopped)
     fields["early_stopped"] = {{"epoch", r.early_stopped->epoch},
                                {"reason", r.early_stopped->reason}};
+  if (r.pruned) fields["pruned"] = {{"epoch", r.pruned->epoch}, {"reason", r.pruned->reason}};
   if (r.skipped_train_val)
     fields["skipped_images"] = {{"train", r.skipped_train_val->first},
                                 {"val", r.skipped_train_val->second}};

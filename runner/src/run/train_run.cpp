@@ -234,9 +234,11 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
   std::string stage = "train";
   train::MetricValues best;
   bool best_loaded = false;  // false: no validation picked best weights, the last ones predict
+  bool pruned = false;       // a sweep's search stopped this trial (search: optuna)
   try {
     const train::FitResult fit = loop.fit();
     if (fit.stopped_by) return record_stop(loop, fit.stopped_by, observers, world, run_dir);
+    pruned = fit.pruned;
     stage = "evaluate";
     best_loaded = loop.load_best();
     if (!best_loaded && main)
@@ -250,7 +252,7 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
     trained["evaluated_weights"] = best_loaded ? "best" : "last";
     stage = "predict";
     const config::PredictOptions& predict = experiment.predict;
-    if (predict.enabled) {
+    if (predict.enabled && !fit.pruned) {  // a pruned trial's predictions answer nothing
       predict_split(evaluator, setup, parts, predict.split, predict.output, predict.format,
                     run_dir);
       const auto& predicted = predict.split == "test" ? parts.splits.test : parts.splits.val;
@@ -278,7 +280,8 @@ int train_run(const RankSetup& setup, const config::ExperimentOptions& experimen
     trained["peak_rss_mib_all_ranks"] = rss_total;
     trained["checkpoints"] = {{"policy", train.checkpoints}, {"kept", json::object()}};
     for (const auto& [name, bytes] : kept) trained["checkpoints"]["kept"][name] = bytes;
-    observers.on_end({"finished", trained, loop.position().optimizer_steps, loop.run_seconds()});
+    observers.on_end({pruned ? "pruned" : "finished", trained, loop.position().optimizer_steps,
+                      loop.run_seconds()});
     std::string line;
     for (const auto& [k, v] : best) line += fmt::format(" {} {:.4f}", k, v);
     const std::string weights = !best_loaded                  ? "last weights (no best.pt)"

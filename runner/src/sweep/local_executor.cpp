@@ -58,18 +58,6 @@ PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions&
   return needs;
 }
 
-// Our environment with point i's sweep variables (for its trackers' tags).
-std::vector<std::string> point_environment(const SweepBook& book, size_t i) {
-  const auto variables = book.point_variables(i);
-  std::vector<std::string> out;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (variables.count(entry.substr(0, entry.find('='))) == 0) out.push_back(entry);
-  }
-  for (const auto& [name, value] : variables) out.push_back(name + "=" + value);
-  return out;
-}
-
 std::string gpu_list(const std::vector<int>& ids) {
   return fmt::format("[{}]", fmt::join(ids, ","));
 }
@@ -96,7 +84,7 @@ util::ChildSpec point_spec(SweepBook& book, size_t i, const std::vector<std::str
   spec.argv = {options.executable};
   const auto args = book.run_args(i, extra, start.resume);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.environment = point_environment(book, i);
+  spec.environment = util::environment_with(book.point_variables(i));
   spec.inherited_fd = book.point_lock_fd(i);
   // A sweep killed outright (SIGKILL, a lost session) stops its point as a stop signal would:
   // the run saves its last.pt, and the sweep started again continues it.

@@ -43,6 +43,12 @@ SweepBook::SweepBook(const sweep::Sweep& sweep)
   for (const auto& p : sweep.points) rows_.push_back(planned_row(sweep, p));
 }
 
+size_t SweepBook::add_point(sweep::SweepPoint point) {
+  sweep_.points.push_back(std::move(point));
+  rows_.push_back(planned_row(sweep_, sweep_.points.back()));
+  return rows_.size() - 1;
+}
+
 fs::path SweepBook::run_dir(size_t i) const { return dir_ / sweep_.points.at(i).id; }
 
 size_t SweepBook::take_earlier_results(const std::string& status) {
@@ -177,12 +183,12 @@ std::map<std::string, std::string> SweepBook::point_variables(size_t i) const {
 }
 
 void SweepBook::write_summary() const {
-  const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
+  const std::vector<PointRow> shown = sweep_.search != "grid" ? ranked(rows_) : rows_;
   sweep::write_summary(dir_, "sweep " + sweep_.name, shown);
 }
 
 void SweepBook::print_table() const {
-  const std::vector<PointRow> shown = sweep_.search == "random" ? ranked(rows_) : rows_;
+  const std::vector<PointRow> shown = sweep_.search != "grid" ? ranked(rows_) : rows_;
   std::cout << "\n" << console_table(shown) << std::flush;
 }
 

@@ -36,6 +36,8 @@ class SweepBook {
   /// would run now (other overrides, an edited base file) is a ConfigError naming the first
   /// differing key: its results answer another question.
   size_t take_earlier_results(const std::string& status = "done (earlier run)");
+  /// Adds a point (a trial a search asked for) with its planned row; returns its index.
+  size_t add_point(sweep::SweepPoint point);
   /// Removes every point's folder (`runner sweep --rerun`): the sweep runs from scratch.
   void forget_earlier_results();
   /// Records how point i's run ended: done (its summary.json is read) or failed, with the exit
@@ -88,7 +90,7 @@ class SweepBook {
   /// Throws ConfigError when point i's saved config.yaml differs from what it would run now.
   void check_same_config(size_t i) const;
 
-  const sweep::Sweep& sweep_;
+  sweep::Sweep sweep_;  ///< its points grow as a search asks for trials (add_point)
   std::filesystem::path dir_;
   std::vector<PointRow> rows_;
   std::map<size_t, util::FolderLock> locks_;  ///< the points this command holds

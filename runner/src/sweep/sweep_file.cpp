@@ -118,6 +118,30 @@ void refuse_point_folder_keys(const json& doc, const SourceMap& marks,
           check("/points/" + std::to_string(i) + "/" + escape_pointer_token(key), key, value);
 }
 
+// The values of `distribution` a trial may take at its ends (a choice: each value).
+std::vector<json> ends_of(const json& distribution) {
+  for (const char* kind : {"uniform", "loguniform", "int"})
+    if (distribution.contains(kind))
+      return {distribution.at(kind).at(0), distribution.at(kind).at(1)};
+  std::vector<json> all;
+  for (const auto& v : distribution.at("choice")) all.push_back(v);
+  return all;
+}
+
+void check_search_space(const Sweep& sweep, const std::string& path) {
+  for (const auto& [key, distribution] : sweep.doc.at("distributions").items())
+    for (const json& value : ends_of(distribution)) {
+      std::vector<std::string> overrides = sweep.set_overrides;
+      overrides.push_back(override_text(key, value));
+      try {
+        load_experiment(sweep.base_path, overrides);
+      } catch (const ConfigError& err) {
+        throw ConfigError(path + ": distributions." + key + " at " + value.dump() + ": " +
+                          err.what());
+      }
+    }
+}
+
 }  // namespace
 
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides) {
@@ -128,16 +152,55 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   std::vector<ConfigIssue> issues;
   const json& schema = embedded_schema("sweep.schema.json");
   validate_against_schema(sweep.doc, schema, marks, "", issues);
-  // Keys of the other search: the schema could only say "should not validate" here.
-  const bool random = sweep.doc.value("search", "grid") == "random";
-  for (const char* key : {"trials", "distributions", "seed"})
-    if (!random && sweep.doc.contains(key))
-      issues.push_back({marks.key_mark(std::string("/") + key), key,
-                        "only search: random reads it: add `search: random` or remove it"});
-  if (random && sweep.doc.contains("grid"))
-    issues.push_back({marks.key_mark("/grid"), "grid",
-                      "search: random draws its points from distributions: move the grid's "
-                      "keys there as {choice: [...]}, or remove `search: random`"});
+  // Keys of the other searches: the schema could only say "should not validate" here.
+  const std::string search = sweep.doc.value("search", "grid");
+  const bool random = search == "random", optuna = search == "optuna";
+  const auto refuse = [&](const char* key, const std::string& why) {
+    if (sweep.doc.contains(key))
+      issues.push_back({marks.key_mark(std::string("/") + key), key, why});
+  };
+  for (const char* key : {"trials", "distributions"})
+    if (!random && !optuna)
+      refuse(key, "only search: random and search: optuna read it: add one or remove it");
+  if (!random)
+    refuse("seed", optuna ? "search: optuna seeds its sampler: sampler: {seed: N}"
+                          : "only search: random reads it: add `search: random` or "
+                            "remove it");
+  for (const char* key : {"sampler", "pruner", "storage"})
+    if (!optuna) refuse(key, "only search: optuna reads it: add `search: optuna` or remove it");
+  if (random || optuna)
+    refuse("grid", "search: " + search +
+                       " draws its points from distributions: move the grid's keys there as "
+                       "{choice: [...]}, or remove `search: " +
+                       search + "`");
+  if (optuna) {
+    for (const char* key : {"points", "repeat", "keep_global_batch"})
+      refuse(key, "search: optuna's trials take their settings from distributions and set only");
+    // A sampler's or pruner's key that the one named does not read is refused, not ignored.
+    const auto refuse_unread = [&](const char* section, const std::string& key,
+                                   const std::vector<std::string>& readers) {
+      if (!sweep.doc.contains(section) || !sweep.doc.at(section).is_object() ||
+          !sweep.doc.at(section).contains(key))
+        return;
+      const std::string name = sweep.doc.at(section).value("name", "");
+      if (std::find(readers.begin(), readers.end(), name) != readers.end()) return;
+      std::string names;
+      for (const auto& r : readers) names += (names.empty() ? "" : " or ") + r;
+      const std::string pointer = std::string("/") + section + "/" + key;
+      issues.push_back({marks.key_mark(pointer), std::string(section) + "." + key,
+                        "only " + std::string(section) + " " + names + " reads it (this is " +
+                            name + "): remove it"});
+    };
+    refuse_unread("sampler", "startup_trials", {"tpe"});
+    refuse_unread("pruner", "min_resource", {"successive_halving", "hyperband"});
+    refuse_unread("pruner", "reduction_factor", {"successive_halving", "hyperband"});
+    refuse_unread("pruner", "startup_trials", {"median"});
+    refuse_unread("pruner", "warmup_epochs", {"median"});
+    if (sweep.doc.value("executor", "local") != "local")
+      refuse("executor",
+             "search: optuna runs its trials on this machine for now "
+             "(executor: local); SLURM workers on one study are not there yet");
+  }
   refuse_point_folder_keys(sweep.doc, marks, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
   apply_schema_defaults(sweep.doc, schema);
@@ -161,6 +224,16 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
   // YAML itself.
   std::vector<std::string> key_order;
   std::vector<json> combos = {json::object()};
+  for (auto it = sweep.doc.at("set").begin(); it != sweep.doc.at("set").end(); ++it)
+    sweep.set_overrides.push_back(override_text(it.key(), it.value()));
+  sweep.set_overrides.insert(sweep.set_overrides.end(), extra_overrides.begin(),
+                             extra_overrides.end());
+  if (sweep.search == "optuna") {
+    // The trials are asked as the study goes; each distribution's ends are tried now, so that
+    // a key the base does not have, or a value it refuses, is one line before any trial.
+    check_search_space(sweep, path);
+    return sweep;
+  }
   if (sweep.search == "random") {
     key_order = yaml_key_order(path, "distributions");
     combos =

@@ -9,6 +9,7 @@
 
 #include "runner/error.hpp"
 #include "sweep/local_executor.hpp"
+#include "sweep/optuna_executor.hpp"
 #include "sweep/slurm_executor.hpp"
 #include "sweep/sweep_book.hpp"
 #include "util/cpu_cores.hpp"
@@ -38,6 +39,25 @@ int run_sweep(const sweep::Sweep& sweep, const SweepRunOptions& options) {
           options.sweep_file));
   }
   const int parallel = options.parallel > 0 ? options.parallel : sweep.parallel;
+  if (sweep.search == "optuna") {
+    if (executor != "local")
+      throw ConfigError(
+          "runner sweep: search: optuna runs its trials on this machine for now "
+          "(--executor local)");
+    if (options.rerun || options.summary_only)
+      throw ConfigError(
+          "runner sweep: search: optuna: --rerun and --summary are not there yet; "
+          "the study continues when the same command runs again");
+    if (options.gpu_count > 0 && parallel > 1)
+      throw ConfigError(
+          "runner sweep: search: optuna runs one trial at a time on a machine "
+          "with GPUs for now (--parallel 1): its trials do not get GPU slices yet");
+    OptunaExecutorOptions optuna;
+    optuna.executable = options.executable;
+    optuna.parallel = std::max(1, parallel);
+    optuna.cpu_cores = util::usable_cpu_cores();
+    return run_optuna(book, optuna);
+  }
   if (options.rerun && !options.summary_only) {
     if (executor == "slurm")
       throw ConfigError(

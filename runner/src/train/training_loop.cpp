@@ -116,7 +116,7 @@ FitResult TrainingLoop::fit() {
 FitResult TrainingLoop::fit_epochs() {
   const bool main = rank_.world->is_main();
   FitResult result;
-  while (position_.epoch < train_.epochs && !early_stopped_) {
+  while (position_.epoch < train_.epochs && !early_stopped_ && !pruned_) {
     const auto epoch_start = Clock::now();
     const int64_t epoch = position_.epoch;
     const EpochResult r = train_epoch();
@@ -184,6 +184,7 @@ FitResult TrainingLoop::fit_epochs() {
       break;
     }
   }
+  result.pruned = pruned_.has_value();
   return result;
 }
 
@@ -339,6 +340,10 @@ void TrainingLoop::judge_epoch(const Evaluation& judged, double value) {
                            "at epoch {}",
                            best_.metric(), best_.patience(), *best_.value(), best_.epoch())};
     if (main) spdlog::info("early stopping: {}", early_stopped_->reason);
+  }
+  if (const std::string why = trial_.after_epoch(*rank_.world, epoch, value); !why.empty()) {
+    pruned_ = EarlyStop{epoch, why};
+    if (main) spdlog::info("pruned after epoch {}: {}", epoch, why);
   }
 }
 

@@ -24,6 +24,7 @@
 #include "train/speed_meter.hpp"
 #include "train/step_rig.hpp"
 #include "train/training_position.hpp"
+#include "train/trial_reports.hpp"
 
 namespace runner::train {
 
@@ -35,8 +36,9 @@ struct EarlyStop {
 
 /// How fit() ended.
 struct FitResult {
-  MetricValues last;   ///< the last validation's metrics (empty without a validation split)
-  int stopped_by = 0;  ///< SIGINT/SIGTERM every rank agreed to stop at (last.pt saved), or 0
+  MetricValues last;    ///< the last validation's metrics (empty without a validation split)
+  int stopped_by = 0;   ///< SIGINT/SIGTERM every rank agreed to stop at (last.pt saved), or 0
+  bool pruned = false;  ///< a sweep's search stopped this trial after a whole epoch
 };
 
 class TrainingLoop {
@@ -115,6 +117,8 @@ class TrainingLoop {
   int64_t record_every_ = 1;  ///< optimizer steps between step records
   std::optional<int64_t> resumed_at_;
   std::optional<EarlyStop> early_stopped_;
+  TrialReports trial_;               ///< a sweep trial's epochs judged by its search
+  std::optional<EarlyStop> pruned_;  ///< when the search pruned this trial, and why
   int64_t steps_per_epoch_ = 0, schedule_steps_ = 0;
   std::optional<double> images_per_s_;
   double first_step_unix_time_ = 0, epoch_seconds_sum_ = 0, seconds_before_ = 0;

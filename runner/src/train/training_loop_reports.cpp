@@ -54,6 +54,7 @@ output::TrainingReport TrainingLoop::training_report() const {
   r.best_value = best_.value();
   r.best_epoch = best_.value() ? best_.epoch() : 0;
   if (early_stopped_) r.early_stopped = {{early_stopped_->epoch, early_stopped_->reason}};
+  if (pruned_) r.pruned = {{pruned_->epoch, pruned_->reason}};
   r.train_images_per_s = images_per_s_;
   r.first_step_unix_time = first_step_unix_time_;
   r.mean_epoch_seconds = epochs_timed_ ? epoch_seconds_sum_ / epochs_timed_ : 0.0;

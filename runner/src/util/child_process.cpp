@@ -86,6 +86,16 @@ std::vector<char*> pointers(std::vector<std::string>& texts) {
 
 }  // namespace
 
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& variables) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (variables.count(entry.substr(0, entry.find('='))) == 0) out.push_back(entry);
+  }
+  for (const auto& [name, value] : variables) out.push_back(name + "=" + value);
+  return out;
+}
+
 std::string describe_exit(const ChildExit& exit) {
   if (exit.signal != 0)
     return std::string("was killed by signal ") + signal_name(exit.signal) + " (" +

@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct ChildExit {
   std::vector<std::string> last_lines;  ///< the tail of its output, ANSI colours removed
   bool ended_well() const { return exit_code == 0; }
 };
+
+/// Our environment ("KEY=value" each) with `variables` set or replaced: a ChildSpec's.
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& variables);
 
 /// "exited with code 3" / "was killed by signal SIGKILL (9)".
 std::string describe_exit(const ChildExit& exit);

@@ -1,0 +1,331 @@
+#include "sweep/optuna_executor.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "config/experiment.hpp"
+#include "models/timm_import.hpp"
+#include "output/run_summary.hpp"
+#include "runner/error.hpp"
+#include "runner_optuna_bridge.hpp"
+#include "train/trial_reports.hpp"
+#include "util/atomic_file.hpp"
+#include "util/child_process.hpp"
+#include "util/line_process.hpp"
+
+namespace runner::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The study's direction: train.best.metric's, as the run judges it (runner's metrics: loss is
+// lower-better, the others higher-better).
+std::string direction_of(const config::Experiment& base) {
+  const config::BestOptions& best = base.options.train.best;
+  const std::string mode =
+      best.mode != "auto" ? best.mode : (best.metric == "loss" ? "min" : "max");
+  return mode == "min" ? "minimize" : "maximize";
+}
+
+// The study, through the bridge: a request a line, its answer; a refusal is one ConfigError.
+class Study {
+ public:
+  explicit Study(const std::string& sweep_name)
+      : name_(sweep_name), bridge_({models::timm_python(), "-c", kOptunaBridge}) {}
+
+  json ask(const json& request) {
+    std::string line;
+    try {
+      line = bridge_.ask(request.dump());
+    } catch (const Error& error) {
+      throw ConfigError("sweep " + name_ + ": Optuna's bridge: " + error.what() +
+                        " (is the project's venv there? run `make deps`, or set RUNNER_PYTHON)");
+    }
+    const json answer = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!answer.is_object())
+      throw ConfigError("sweep " + name_ + ": Optuna's bridge said: " + line);
+    if (!answer.value("ok", false))
+      throw ConfigError("sweep " + name_ + ": optuna: " + answer.value("error", std::string("?")));
+    return answer;
+  }
+
+ private:
+  std::string name_;
+  util::LineProcess bridge_;
+};
+
+std::string setting_override(const std::string& key, const json& value) {
+  return key + "=" + value.dump();
+}
+
+// A trial as a sweep point: the sweep's set (and --set), then the trial's parameters.
+SweepPoint trial_point(const Sweep& sweep, const std::string& id, const json& params) {
+  SweepPoint point;
+  point.id = id;
+  point.overrides = sweep.set_overrides;
+  for (const auto& [key, value] : params.items())
+    point.overrides.push_back(setting_override(key, value));
+  point.values = params;
+  point.experiment = config::load_experiment(sweep.base_path, point.overrides);
+  return point;
+}
+
+struct RunningTrial {
+  size_t point = 0;
+  size_t child = 0;
+  int number = 0;
+  std::set<int64_t> judged;  ///< epochs the study has judged
+};
+
+class OptunaSweep {
+ public:
+  OptunaSweep(SweepBook& book, const OptunaExecutorOptions& options)
+      : book_(book), sweep_(book.sweep()), options_(options), study_(sweep_.name) {}
+
+  int run();
+
+ private:
+  void open();
+  bool start_next(util::Supervisor& supervisor);
+  void start(util::Supervisor& supervisor, size_t i, int number);
+  void judge_epochs(RunningTrial& r);
+  void finish(const RunningTrial& r, const util::ChildExit& exit);
+  std::string reports_of(size_t i) const { return (book_.run_dir(i) / "trial").string(); }
+
+  SweepBook& book_;
+  const Sweep& sweep_;
+  OptunaExecutorOptions options_;
+  Study study_;
+  std::vector<std::pair<size_t, int>> adopted_;  ///< trials left running by a command that died
+  bool exhausted_ = false;
+  std::vector<RunningTrial> running_;
+};
+
+void OptunaSweep::open() {
+  const config::Experiment base = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
+  const json& doc = sweep_.doc;
+  json request = {{"op", "open"},
+                  {"study", sweep_.name},
+                  {"journal", (book_.dir() / "study.journal").string()},
+                  {"storage", doc.at("storage")},
+                  {"direction", direction_of(base)},
+                  {"sampler", doc.at("sampler")},
+                  {"pruner", doc.at("pruner")},
+                  {"space", doc.at("distributions")}};
+  const json listing = study_.ask(request).at("trials");
+  for (const json& trial : listing) {
+    const std::string point = trial.value("point", json()).is_string()
+                                  ? trial.at("point").get<std::string>()
+                                  : fmt::format("trial-{:04d}", trial.at("number").get<int>());
+    SweepPoint p;
+    try {
+      p = trial_point(sweep_, point, trial.at("params"));
+    } catch (const ConfigError&) {
+      continue;  // an earlier trial's settings the base no longer takes: the study keeps it
+    }
+    const size_t i = book_.add_point(std::move(p));
+    const std::string state = trial.at("state").get<std::string>();
+    if (state == "running") {
+      if (book_.claim_point(i)) {
+        adopted_.emplace_back(i, trial.at("number").get<int>());
+        study_.ask({{"op", "adopt"}, {"number", trial.at("number")}});
+      } else {
+        book_.rows()[i].status = "running elsewhere";
+      }
+      continue;
+    }
+    const json summary = output::read_summary(book_.run_dir(i));
+    if (!summary.empty()) fill_from_summary(book_.rows()[i], summary);
+    book_.rows()[i].status = state == "complete" ? "done (earlier run)"
+                             : state == "pruned" ? output::run_status_text(summary)
+                                                 : "failed";
+    if (state == "fail") book_.rows()[i].reason = output::run_status_text(summary);
+    std::cout << fmt::format("sweep {}: trial {} {} earlier: {}\n", sweep_.name, point, state,
+                             book_.point_result(i));
+  }
+}
+
+bool OptunaSweep::start_next(util::Supervisor& supervisor) {
+  if (!adopted_.empty()) {
+    const auto [i, number] = adopted_.back();
+    adopted_.pop_back();
+    start(supervisor, i, number);
+    return true;
+  }
+  if (exhausted_) return false;
+  const json asked = study_.ask(
+      {{"op", "ask"}, {"trials", sweep_.doc.at("trials")}, {"point", "trial-{number:04d}"}});
+  const int number = asked.at("number").get<int>();
+  if (number < 0) {
+    exhausted_ = true;
+    return false;
+  }
+  const std::string id = asked.at("point").get<std::string>();
+  SweepPoint point;
+  try {
+    point = trial_point(sweep_, id, asked.at("params"));
+  } catch (const ConfigError& error) {  // the trial's own config error: its FAIL, not ours
+    study_.ask({{"op", "tell"}, {"number", number}, {"state", "fail"}});
+    SweepPoint failed;
+    failed.id = id;
+    failed.values = asked.at("params");
+    failed.experiment = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
+    const size_t i = book_.add_point(std::move(failed));
+    book_.record_failure(i, error.what());
+    std::cout << fmt::format("sweep {}: trial {} {}\n", sweep_.name, id, book_.point_result(i));
+    return true;
+  }
+  const size_t i = book_.add_point(std::move(point));
+  if (!book_.claim_point(i))
+    throw Error("sweep " + sweep_.name + ": trial " + id + "'s folder is in use by " +
+                book_.point_holder(i));
+  start(supervisor, i, number);
+  return true;
+}
+
+void OptunaSweep::start(util::Supervisor& supervisor, size_t i, int number) {
+  const PointStart begin = book_.prepare_point(i);
+  if (!begin.note.empty()) std::cout << begin.note << "\n";
+  std::vector<std::string> extra = {"launch.master_port=0"};
+  const config::LaunchOptions& launch = book_.sweep().points[i].experiment.options.launch;
+  if (launch.threads_per_process == 0)
+    extra.push_back("launch.threads_per_process=" +
+                    std::to_string(std::max(
+                        1, options_.cpu_cores / (options_.parallel * launch.num_processes))));
+  std::error_code ec;
+  fs::remove_all(reports_of(i), ec);  // an earlier attempt's epochs are judged again as it runs
+  const std::string log = (book_.run_dir(i) / "output.log").string();
+  util::ChildSpec spec;
+  spec.argv = {options_.executable};
+  const auto args = book_.run_args(i, extra, begin.resume);
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  auto variables = book_.point_variables(i);
+  variables[train::kTrialReportsVar] = reports_of(i);
+  spec.environment = util::environment_with(variables);
+  spec.inherited_fd = book_.point_lock_fd(i);
+  spec.die_with_us = true;
+  spec.output = util::ChildSpec::Output::kLogFile;
+  spec.log_path = log;
+  const size_t child = supervisor.start(spec);
+  book_.rows()[i].status = "running";
+  book_.rows()[i].log_path = log;
+  running_.push_back({i, child, number, {}});
+  std::cout << fmt::format("sweep {}: trial {} started: {} (output: {})\n", sweep_.name,
+                           book_.sweep().points[i].id, book_.sweep().points[i].values.dump(), log)
+            << std::flush;
+}
+
+// The epochs the trial's run has reported since: each to the study's pruner, its decision
+// written back for the waiting run.
+void OptunaSweep::judge_epochs(RunningTrial& r) {
+  const fs::path dir = reports_of(r.point);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("epoch-", 0) != 0 || entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    const json report = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!report.is_object() || !report.contains("epoch")) continue;
+    const int64_t epoch = report.at("epoch").get<int64_t>();
+    if (r.judged.count(epoch)) continue;
+    const json answer = study_.ask({{"op", "report"},
+                                    {"number", r.number},
+                                    {"step", epoch},
+                                    {"value", report.value("value", json())}});
+    const bool prune = answer.value("prune", false);
+    const std::string why = fmt::format("Optuna's {} pruner after epoch {}",
+                                        sweep_.doc.at("pruner").value("name", "?"), epoch);
+    util::write_file_atomically((dir / ("epoch-" + std::to_string(epoch) + ".decision")).string(),
+                                prune ? "prune\n" + why + "\n" : "continue\n");
+    r.judged.insert(epoch);
+  }
+}
+
+void OptunaSweep::finish(const RunningTrial& r, const util::ChildExit& exit) {
+  const json summary = output::read_summary(book_.run_dir(r.point));
+  const std::string status = summary.value("status", "");
+  PointRow& row = book_.rows()[r.point];
+  if (exit.exit_code == 0 && status == "pruned") {
+    study_.ask({{"op", "tell"}, {"number", r.number}, {"state", "pruned"}});
+    fill_from_summary(row, summary);
+    row.status = output::run_status_text(summary);
+    return;
+  }
+  book_.record_exit(r.point, exit);
+  const bool complete = row.status == "done" && row.best_value.has_value();
+  study_.ask({{"op", "tell"},
+              {"number", r.number},
+              {"state", complete ? "complete" : "fail"},
+              {"value", complete ? json(*row.best_value) : json()}});
+}
+
+int OptunaSweep::run() {
+  open();
+  util::Supervisor supervisor;
+  util::SignalCatcher signals;
+  bool interrupted = false;
+  for (;;) {
+    while (!interrupted && static_cast<int>(running_.size()) < options_.parallel &&
+           start_next(supervisor)) {
+    }
+    if (running_.empty()) break;
+    const std::vector<size_t> ended = supervisor.wait(50, &signals);
+    for (const int signo : signals.take()) {
+      interrupted = true;
+      supervisor.signal_all(signo);
+    }
+    for (RunningTrial& r : running_) judge_epochs(r);
+    for (const size_t child : ended) {
+      const auto it = std::find_if(running_.begin(), running_.end(),
+                                   [&](const RunningTrial& r) { return r.child == child; });
+      const RunningTrial done = *it;
+      running_.erase(it);
+      book_.release_point(done.point);
+      if (interrupted) {  // the study keeps it running: the next command continues it
+        book_.rows()[done.point].status = "pending";
+        continue;
+      }
+      finish(done, supervisor.exit(child));
+      std::cout << fmt::format("sweep {}: trial {} {}\n", sweep_.name,
+                               book_.sweep().points[done.point].id, book_.point_result(done.point))
+                << std::flush;
+      book_.write_summary();
+    }
+  }
+  book_.write_summary();
+  if (interrupted) {
+    std::cout << fmt::format(
+        "sweep {}: interrupted; the trials that were running are stopped with their last.pt; "
+        "run the same command again to continue the study\n",
+        sweep_.name);
+    return 130;
+  }
+  return book_.finish();
+}
+
+}  // namespace
+
+void check_optuna_importable() {
+  const std::string python = models::timm_python();
+  const util::CommandResult r = util::run_command({python, "-c", "import optuna"});
+  if (r.exit_code != 0)
+    throw ConfigError("search: optuna: " + python +
+                      " cannot import optuna: run `make deps` (it installs the project's venv "
+                      "with Optuna) or set RUNNER_PYTHON to a Python that has it");
+}
+
+int run_optuna(SweepBook& book, const OptunaExecutorOptions& options) {
+  ::signal(SIGCHLD, SIG_DFL);
+  return OptunaSweep(book, options).run();
+}
+
+}  // namespace runner::sweep
