@@ -95,6 +95,8 @@ class OptunaSweep {
 
  private:
   void open();
+  /// The study's state of trial `number` now ("running", "complete", "pruned", "fail").
+  std::string state_of(int number);
   bool start_next(util::Supervisor& supervisor);
   void start(util::Supervisor& supervisor, size_t i, int number);
   void judge_epochs(RunningTrial& r);
@@ -109,6 +111,12 @@ class OptunaSweep {
   bool exhausted_ = false;
   std::vector<RunningTrial> running_;
 };
+
+std::string OptunaSweep::state_of(int number) {
+  for (const json& trial : study_.ask({{"op", "trials"}}).at("trials"))
+    if (trial.at("number") == number) return trial.at("state").get<std::string>();
+  return "fail";
+}
 
 void OptunaSweep::open() {
   const config::Experiment base = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
@@ -133,15 +141,24 @@ void OptunaSweep::open() {
       continue;  // an earlier trial's settings the base no longer takes: the study keeps it
     }
     const size_t i = book_.add_point(std::move(p));
-    const std::string state = trial.at("state").get<std::string>();
+    const int number = trial.at("number").get<int>();
+    std::string state = trial.at("state").get<std::string>();
     if (state == "running") {
-      if (book_.claim_point(i)) {
-        adopted_.emplace_back(i, trial.at("number").get<int>());
-        study_.ask({{"op", "adopt"}, {"number", trial.at("number")}});
-      } else {
-        book_.rows()[i].status = "running elsewhere";
+      // Its run is another command's (a second sweep on the study) or one still saving as a
+      // stopped command's trial does: wait for it, then adopt it where it stopped unfinished.
+      if (!book_.claim_point(i)) {
+        std::cout << fmt::format("sweep {}: trial {} is running in {}: waiting for it\n",
+                                 sweep_.name, point, book_.point_holder(i))
+                  << std::flush;
+        book_.wait_for_point(i);
+        state = state_of(number);
       }
-      continue;
+      if (state == "running") {
+        adopted_.emplace_back(i, number);
+        study_.ask({{"op", "adopt"}, {"number", number}});
+        continue;
+      }
+      book_.release_point(i);
     }
     const json summary = output::read_summary(book_.run_dir(i));
     if (!summary.empty()) fill_from_summary(book_.rows()[i], summary);
