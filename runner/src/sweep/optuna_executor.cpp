@@ -63,17 +63,13 @@ class Study {
   util::LineProcess bridge_;
 };
 
-std::string setting_override(const std::string& key, const json& value) {
-  return key + "=" + value.dump();
-}
-
 // A trial as a sweep point: the sweep's set (and --set), then the trial's parameters.
 SweepPoint trial_point(const Sweep& sweep, const std::string& id, const json& params) {
   SweepPoint point;
   point.id = id;
   point.overrides = sweep.set_overrides;
   for (const auto& [key, value] : params.items())
-    point.overrides.push_back(setting_override(key, value));
+    point.overrides.push_back(override_text(key, value));
   point.values = params;
   point.experiment = config::load_experiment(sweep.base_path, point.overrides);
   return point;

@@ -36,7 +36,6 @@ namespace {
 std::string id_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 // "key=<JSON>": JSON is YAML, so the value reads back with its type (a string stays a string).
-std::string override_text(const std::string& key, const json& v) { return key + "=" + v.dump(); }
 
 std::string last_segment(const std::string& key) {
   const auto dot = key.rfind('.');
@@ -143,6 +142,10 @@ void check_search_space(const Sweep& sweep, const std::string& path) {
 }
 
 }  // namespace
+
+std::string override_text(const std::string& key, const json& value) {
+  return key + "=" + value.dump();
+}
 
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides) {
   Sweep sweep;
@@ -275,10 +278,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_
       point.values = values;
       std::ostringstream id;
       id << std::setw(3) << std::setfill('0') << counter++;
-      const json& set = sweep.doc.at("set");
-      for (auto it = set.begin(); it != set.end(); ++it)
-        point.overrides.push_back(override_text(it.key(), it.value()));
-      for (const auto& o : extra_overrides) point.overrides.push_back(o);
+      point.overrides = sweep.set_overrides;  // the sweep's set, then the command line's --set
       std::vector<std::string> keys;
       for (const auto& k : key_order)
         if (values.contains(k)) keys.push_back(k);

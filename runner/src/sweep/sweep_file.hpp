@@ -40,6 +40,9 @@ struct Sweep {
   std::vector<SweepPoint> points;
 };
 
+/// The --set text of a point's setting: "key=<value as JSON>" (a string keeps its quotes).
+std::string override_text(const std::string& key, const nlohmann::json& value);
+
 /// Loads `path`, expands its points, and validates every point as a full experiment (with
 /// `extra_overrides` applied to every point), failing up front with the point named.
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& extra_overrides = {});
