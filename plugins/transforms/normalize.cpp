@@ -4,6 +4,7 @@
 #include <opencv2/core.hpp>
 
 #include "runner/data/batched_transform.hpp"
+#include "runner/data/input_normalization.hpp"
 #include "runner/data/transform.hpp"
 #include "runner/error.hpp"
 #include "transform_params.hpp"
@@ -11,9 +12,14 @@
 namespace runner::data {
 namespace {
 
-class NormalizeTransform : public Transform, public BatchedTransform {
+class NormalizeTransform : public Transform, public BatchedTransform, public InputNormalization {
  public:
-  NormalizeTransform(std::vector<double> mean, std::vector<double> std, double max_pixel_value) {
+  NormalizeTransform(std::vector<double> mean, std::vector<double> std, double max_pixel_value)
+      : input_mean_(mean), input_std_(std) {
+    // Of pixels scaled to 0..1, as timm's pretrained_cfg gives them (albumentations' values are
+    // of pixels scaled by 1 / max_pixel_value).
+    for (double& v : input_mean_) v *= max_pixel_value / 255.0;
+    for (double& v : input_std_) v *= max_pixel_value / 255.0;
     // float32 arithmetic in albumentations' order: mean*max, 1/(std*max), (x - m) * d.
     for (size_t i = 0; i < mean.size(); ++i)
       mean_.push_back(static_cast<float>(mean[i]) * static_cast<float>(max_pixel_value));
@@ -79,9 +85,13 @@ class NormalizeTransform : public Transform, public BatchedTransform {
                         " values but the image has " + std::to_string(channels) +
                         " channels; give one value or one per channel");
   }
+  std::vector<double> input_mean() const override { return input_mean_; }
+  std::vector<double> input_std() const override { return input_std_; }
+
   float m(int c) const { return mean_.size() == 1 ? mean_[0] : mean_[c]; }
   float d(int c) const { return inv_std_.size() == 1 ? inv_std_[0] : inv_std_[c]; }
   std::vector<float> mean_, inv_std_;
+  std::vector<double> input_mean_, input_std_;
 };
 
 std::vector<double> values(const nlohmann::json& v, const char* key) {

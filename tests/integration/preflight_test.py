@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 
-from engine_lib import check, finish, run, tmpdir, write
+from engine_lib import check, finish, metrics, run, tmpdir, write
 
 tmp = tmpdir()
 BASE = """\
@@ -207,4 +207,34 @@ code, out = run("run", [base, "--set", "train.ema.decay=0.9", "--set", "train.em
                         "--set", f"output.run_dir={os.path.join(tmp, 'ema_off')}"], expect=0, timeout=180)
 with open(os.path.join(tmp, "ema_off", "metrics.jsonl")) as f:
     check("ema_val_loss" not in f.read(), "train.ema.enabled: false turns the average off")
+# The step check steps the run's own model where the run has built it on the CPU (--dry-run, a
+# rank that checks for itself), then puts it back: one build per command, and a lone rank's run
+# trains as one whose check ran before runner's launcher started it (launch.max_restarts).
+if plugin and os.path.exists(plugin):
+    builds = os.path.join(tmp, "builds.txt")
+    os.environ["RUNNER_TEST_MODEL_BUILDS"] = builds
+
+    def builds_of(command, args):
+        if os.path.exists(builds):
+            os.remove(builds)
+        code, out = run(command, [plugged, "--set", "model.backbone=counted_cnn"] + args,
+                        expect=0, timeout=180)
+        with open(builds) if os.path.exists(builds) else open(os.devnull) as f:
+            return code, out, len(f.readlines())
+
+    for command, args, expected in (("validate", [], 1), ("run", ["--dry-run"], 1)):
+        code, out, count = builds_of(command, args)
+        check(count == expected, f"runner {command} {' '.join(args)} builds the model {expected} "
+              f"time(s), built it {count}:\n{out[-500:]}")
+    losses = {}
+    for label, extra, expected in (("lone", [], 1), ("launched", ["--set", "launch.max_restarts=1"], 2)):
+        folder = os.path.join(tmp, f"built_{label}")
+        code, out, count = builds_of("run", ["--set", "launch.num_processes=1", "--set",
+                                             f"output.run_dir={folder}"] + extra)
+        check(count == expected, f"a {label} run builds the model {expected} time(s) (the check "
+              f"{'in the rank' if label == 'lone' else 'before the launcher'}), built it {count}")
+        losses[label] = [(r["loss"], r.get("val_loss")) for r in metrics(folder, "epoch")]
+    check(losses["lone"] and losses["lone"] == losses["launched"],
+          f"the run the check stepped trains as the unstepped one: {losses}")
+    del os.environ["RUNNER_TEST_MODEL_BUILDS"]
 finish()

@@ -3,6 +3,11 @@
 //   loss hard_labels_only: says it takes soft targets, then refuses them (train.mixup's).
 //   backbone float32_only: a small CNN that refuses activations in any other precision, as a
 //     model with an op that has no bf16 kernel does under autocast.
+//   backbone counted_cnn: float32_only's layers without the refusal, appending a line to the
+//     file $RUNNER_TEST_MODEL_BUILDS each time one is built (how many times a command builds it).
+
+#include <cstdlib>
+#include <fstream>
 
 #include <torch/torch.h>
 
@@ -24,15 +29,16 @@ class HardLabelsOnly final : public runner::losses::Loss, public runner::losses:
   }
 };
 
-class Float32Only final : public runner::models::Model {
+class Float32Only : public runner::models::Model {
  public:
-  explicit Float32Only(const runner::models::ModelOptions& o) {
+  explicit Float32Only(const runner::models::ModelOptions& o, bool any_precision = false)
+      : any_precision_(any_precision) {
     conv_ = register_module("conv", nn::Conv2d(nn::Conv2dOptions(o.in_chans, 8, 3).padding(1)));
     fc_ = register_module("fc", nn::Linear(8, o.num_classes));
   }
   torch::Tensor forward_features(torch::Tensor x) override {
     torch::Tensor features = torch::relu(conv_(x));
-    TORCH_CHECK(features.scalar_type() == torch::kFloat,
+    TORCH_CHECK(any_precision_ || features.scalar_type() == torch::kFloat,
                 "float32_only needs float32 activations, got ", features.scalar_type());
     return features;
   }
@@ -44,8 +50,17 @@ class Float32Only final : public runner::models::Model {
   std::string classifier() const override { return "fc"; }
 
  private:
+  bool any_precision_;
   nn::Conv2d conv_{nullptr};
   nn::Linear fc_{nullptr};
+};
+
+class CountedCnn final : public Float32Only {
+ public:
+  explicit CountedCnn(const runner::models::ModelOptions& o) : Float32Only(o, true) {
+    if (const char* path = std::getenv("RUNNER_TEST_MODEL_BUILDS"))
+      std::ofstream(path, std::ios::app) << "built\n";
+  }
 };
 
 void register_preflight_plugins(runner::Registries& r) {
@@ -63,6 +78,14 @@ void register_preflight_plugins(runner::Registries& r) {
       },
       runner::models::model_params_schema(),
       "conv + pool + fc refusing activations other than float32 (a test of the preflight)");
+  r.models.add(
+      "counted_cnn",
+      [](const nlohmann::json& params) -> std::shared_ptr<runner::models::Model> {
+        return std::make_shared<CountedCnn>(runner::models::model_options_from(params));
+      },
+      runner::models::model_params_schema(),
+      "conv + pool + fc counting its builds in $RUNNER_TEST_MODEL_BUILDS (a test of the "
+      "preflight)");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "models/pretrained.hpp"
 #include "output/run_summary.hpp"
 #include "run/build_run_parts.hpp"
+#include "runner/data/input_normalization.hpp"
 #include "runner/error.hpp"
 #include "train/checkpoint.hpp"
 
@@ -24,16 +25,13 @@ nlohmann::json class_names_of(const fs::path& run_dir) {
   return names;
 }
 
-// The last normalize of data.eval_transforms: the mean and std a user feeds the model with
-// (timm's pretrained_cfg mean/std), each as a list; null without one.
-std::pair<nlohmann::json, nlohmann::json> normalization_of(const nlohmann::json& doc) {
+// The last normalization of the built data.eval_transforms: the mean and std a user feeds the
+// model with (timm's pretrained_cfg mean/std), each as a list; null without one.
+std::pair<nlohmann::json, nlohmann::json> normalization_of(const data::Pipeline& eval) {
   std::pair<nlohmann::json, nlohmann::json> found{nullptr, nullptr};
-  const auto as_list = [](const nlohmann::json& v) {
-    return v.is_array() ? v : nlohmann::json::array({v});
-  };
-  for (const nlohmann::json& t : doc.at("data").value("eval_transforms", nlohmann::json::array()))
-    if (t.value("name", "") == "normalize" && t.contains("mean") && t.contains("std"))
-      found = {as_list(t.at("mean")), as_list(t.at("std"))};
+  for (const auto& transform : eval.transforms())
+    if (const auto* n = dynamic_cast<const data::InputNormalization*>(transform.get()))
+      found = {n->input_mean(), n->input_std()};
   return found;
 }
 
@@ -106,7 +104,7 @@ int command_export(const Args& args) {
   if (summary.contains("input_size")) metadata["input_size"] = summary["input_size"].dump();
   if (const nlohmann::json names = class_names_of(run_dir); !names.is_null())
     metadata["class_names"] = names.dump();
-  if (const auto [mean, std] = normalization_of(experiment.doc); !mean.is_null()) {
+  if (const auto [mean, std] = normalization_of(parts.eval_pipeline); !mean.is_null()) {
     metadata["mean"] = mean.dump();
     metadata["std"] = std.dump();
   }

@@ -135,10 +135,14 @@ void validate_experiment(json& doc, const SourceMap& marks) {
   });
 
   // What the task takes comes first: a wrong metric for it is said as such, not as best's.
-  if (issues.empty()) check_task_keys(doc, marks, issues);
-  if (issues.empty()) check_best_metric(doc, marks, issues);  // cross-field: no schema says it
-  if (issues.empty()) check_recipe_keys(doc, marks, issues);
-  if (issues.empty()) check_keys_of_features_off(doc, marks, issues);
+  // The keys' needs of each other, on the options as the run reads them (the schema passed).
+  if (issues.empty()) {
+    const ExperimentOptions options = read_experiment_options(doc);
+    check_task_keys(options, doc, marks, issues);
+    if (issues.empty()) check_best_metric(doc, marks, issues);  // cross-field: no schema says it
+    if (issues.empty()) check_recipe_keys(options, doc, marks, issues);
+    if (issues.empty()) check_keys_of_features_off(options, doc, marks, issues);
+  }
   suggest_other_sections(doc, issues);
   if (!issues.empty()) throw ConfigValidationError(issues);
 }

@@ -184,12 +184,4 @@ int64_t global_batch(int64_t per_process, int64_t processes, int64_t accumulatio
 
 int world_processes(const LaunchOptions& launch) { return launch.num_processes * launch.nnodes; }
 
-bool mixup_section_enabled(const nlohmann::json& mixup) {
-  MixupOptions options;
-  options.mixup_alpha = mixup.value("mixup_alpha", 0.0);
-  options.cutmix_alpha = mixup.value("cutmix_alpha", 0.0);
-  if (mixup.value("cutmix_minmax", nlohmann::json()).is_array()) options.cutmix_minmax = {{0, 0}};
-  return options.enabled();
-}
-
 }  // namespace runner::config

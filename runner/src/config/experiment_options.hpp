@@ -187,10 +187,6 @@ struct ExperimentOptions {
 /// takes the struct.
 ExperimentOptions read_experiment_options(const nlohmann::json& doc);
 
-/// Whether a `train.mixup` section (as written, or validated) mixes: MixupOptions::enabled() of
-/// it, the one place that rule is written.
-bool mixup_section_enabled(const nlohmann::json& mixup);
-
 /// The global batch: processes x per-process batch x accumulation steps (Accelerate's rule).
 int64_t global_batch(int64_t per_process, int64_t processes, int64_t accumulation_steps);
 

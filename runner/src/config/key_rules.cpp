@@ -91,11 +91,9 @@ void turn_on_written_sections(json& value, const json& schema) {
 }
 
 // Keys written into a feature that is off have no effect: refused, naming what turns it on.
-void check_keys_of_features_off(const json& doc, const SourceMap& marks,
+void check_keys_of_features_off(const ExperimentOptions& o, const json& doc, const SourceMap& marks,
                                 std::vector<ConfigIssue>& issues) {
-  const json& train = doc.at("train");
-  const json& mixup = train.at("mixup");
-  const bool mixes = mixup_section_enabled(mixup);
+  const bool mixes = o.train.mixup.enabled();
   for (const char* key :
        {"prob", "switch_prob", "mode", "label_smoothing", "correct_lam", "off_epoch"}) {
     const std::string pointer = std::string("/train/mixup/") + key;
@@ -105,7 +103,7 @@ void check_keys_of_features_off(const json& doc, const SourceMap& marks,
                       "cutmix_minmax null): set an alpha (timm's recipe: mixup_alpha: 0.8, "
                       "cutmix_alpha: 1.0) or drop it"});
   }
-  if (train.at("early_stopping").at("patience").get<int64_t>() == 0 &&
+  if (o.train.early_stopping.patience == 0 &&
       user_set(doc, marks, "/train/early_stopping/min_delta"))
     issues.push_back({marks.key_mark("/train/early_stopping/min_delta"),
                       "train.early_stopping.min_delta",
@@ -116,10 +114,10 @@ void check_keys_of_features_off(const json& doc, const SourceMap& marks,
 namespace {
 
 // data.sampler_weights goes with data.sampler: weighted, and only with it.
-void check_sampler_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
-  const json& data = doc.at("data");
-  const std::string sampler = data.at("sampler").get<std::string>();
-  const bool weights = data.at("sampler_weights").is_array();
+void check_sampler_keys(const DataOptions& data, const SourceMap& marks,
+                        std::vector<ConfigIssue>& issues) {
+  const std::string& sampler = data.sampler;
+  const bool weights = !data.sampler_weights.empty();
   if (sampler == "weighted" && !weights)
     issues.push_back({marks.value_mark("/data/sampler"), "data.sampler",
                       "weighted draws each class by its data.sampler_weights entry, which is not "
@@ -134,15 +132,16 @@ void check_sampler_keys(const json& doc, const SourceMap& marks, std::vector<Con
 
 // train.ema and train.mixup: what their keys need of each other and of the batch; what
 // train.unfreeze_at_epoch needs.
-void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
-  check_sampler_keys(doc, marks, issues);
-  const json& train = doc.at("train");
-  if (train.at("eval_tta").get<bool>() && doc.at("predict").at("tta").empty())
+void check_recipe_keys(const ExperimentOptions& o, const json& doc, const SourceMap& marks,
+                       std::vector<ConfigIssue>& issues) {
+  check_sampler_keys(o.data, marks, issues);
+  const TrainOptions& train = o.train;
+  if (train.eval_tta && o.predict.tta.empty())
     issues.push_back({marks.value_mark("/train/eval_tta"), "train.eval_tta",
                       "averages predict.tta's views in validation, but predict.tta lists none: "
                       "list views (predict.tta: [hflip]) or drop train.eval_tta"});
-  if (const json& unfreeze = train.at("unfreeze_at_epoch"); unfreeze.is_number_integer()) {
-    const int64_t at = unfreeze.get<int64_t>(), epochs = train.at("epochs").get<int64_t>();
+  if (train.unfreeze_at_epoch) {
+    const int64_t at = *train.unfreeze_at_epoch, epochs = train.epochs;
     if (doc.at("model").value("freeze", json()).is_null())
       issues.push_back({marks.value_mark("/train/unfreeze_at_epoch"), "train.unfreeze_at_epoch",
                         "thaws model.freeze's part, but model.freeze is not set: freeze a part "
@@ -154,25 +153,23 @@ void check_recipe_keys(const json& doc, const SourceMap& marks, std::vector<Conf
                                     "it to keep the part frozen)",
                                     at, epochs, epochs)});
   }
-  if (train.at("best").at("weights") == "ema" && !train.at("ema").at("enabled").get<bool>())
+  if (train.best.weights == "ema" && !train.ema.enabled)
     issues.push_back({marks.value_mark("/train/best/weights"), "train.best.weights",
                       "'ema' judges and predicts with train.ema's average, which is off: set "
                       "train.ema.enabled: true or train.best.weights: model"});
-  const json& mixup = train.at("mixup");
-  const json& minmax = mixup.at("cutmix_minmax");
-  if (minmax.is_array() && minmax.at(0).get<double>() >= minmax.at(1).get<double>())
+  const auto& minmax = train.mixup.cutmix_minmax;
+  if (minmax && minmax->first >= minmax->second)
     issues.push_back({marks.value_mark("/train/mixup/cutmix_minmax"), "train.mixup.cutmix_minmax",
                       fmt::format("[{}, {}] is no range: write [min, max] with min < max, "
                                   "e.g. [0.2, 0.8]",
-                                  minmax.at(0).get<double>(), minmax.at(1).get<double>())});
-  const bool mixes = mixup_section_enabled(mixup);
-  const json& batch = train.at("batch_size");
-  if (mixes && batch.is_number_integer() && batch.get<int64_t>() % 2 != 0)
+                                  minmax->first, minmax->second)});
+  const std::optional<int64_t>& batch = train.batch_size;
+  if (train.mixup.enabled() && batch && *batch % 2 != 0)
     issues.push_back({marks.value_mark("/train/batch_size"), "train.batch_size",
                       fmt::format("{} is odd, and train.mixup pairs image i with image N-1-i of "
                                   "each batch (timm's rule): use an even per-process batch, "
                                   "e.g. {}",
-                                  batch.get<int64_t>(), batch.get<int64_t>() + 1)});
+                                  *batch, *batch + 1)});
 }
 
 // The keys task: multilabel gives defaults of its own, as pointers.
@@ -197,8 +194,9 @@ void apply_task_defaults(json& doc, const std::set<std::string>& written) {
 }
 
 // What task: multilabel needs of the other keys, and what only it takes.
-void check_task_keys(const json& doc, const SourceMap& marks, std::vector<ConfigIssue>& issues) {
-  const bool multilabel = doc.value("task", "") == "multilabel";
+void check_task_keys(const ExperimentOptions& o, const json& doc, const SourceMap& marks,
+                     std::vector<ConfigIssue>& issues) {
+  const bool multilabel = o.multilabel;
   static const std::set<std::string> multilabel_metrics = {"map", "micro_f1", "macro_f1", "loss"};
   for (size_t i = 0; i < doc.at("metrics").size(); ++i) {
     const json& m = doc.at("metrics").at(i);
@@ -226,18 +224,16 @@ void check_task_keys(const json& doc, const SourceMap& marks, std::vector<Config
   if (doc.at("loss").value("name", "") != "bce")
     refuse("/loss/name", "loss",
            "task: multilabel trains each class as its own yes/no: set loss: {name: bce}");
-  const json& mixup = doc.at("train").at("mixup");
-  if (mixup_section_enabled(mixup))
+  if (o.train.mixup.enabled())
     refuse("/train/mixup", "train.mixup", "is not built for task: multilabel: switch it off");
-  if (doc.at("data").at("sampler") != "shuffle")
+  if (o.data.sampler != "shuffle")
     refuse("/data/sampler", "data.sampler",
            "balances single-label classes; with task: multilabel use shuffle (and loss.pos_weight "
            "for rare classes)");
-  if (doc.at("predict").at("format") == "kaggle")
+  if (o.predict.format == "kaggle")
     refuse("/predict/format", "predict.format",
            "kaggle writes one label per image; task: multilabel writes csv");
-  const std::string device = doc.at("data").at("device").get<std::string>();
-  if (device == "cpu" || device == "cuda")
+  if (o.data.device == "cpu" || o.data.device == "cuda")
     refuse("/data/device", "data.device",
            "task: multilabel's multi-hot targets are made by the loader: set data.device: loader "
            "or auto");

@@ -133,7 +133,9 @@ models::FrozenPart freeze_part(const config::Experiment& e, models::Model& model
   }
 }
 
-void load_initial_weights(const json& section, models::Model& model, bool announce) {
+namespace {
+
+void load_initial_weights_of(const json& section, models::Model& model, bool announce) {
   const auto options = models::model_options_from(section);
   if (const auto source = config::init_source(section)) {
     const auto loaded = load_weights_file(model, source->file, source->ema, options);
@@ -150,6 +152,20 @@ void load_initial_weights(const json& section, models::Model& model, bool announ
   const auto loaded = load_weights_file(model, pretrained.get<std::string>(), false, options);
   if (announce)
     spdlog::info("pretrained weights: {}", loaded.describe(options.in_chans, options.num_classes));
+}
+
+}  // namespace
+
+void load_initial_weights(const config::Experiment& e, models::Model& model, bool announce) {
+  const json& section = e.doc.at("model");
+  try {
+    load_initial_weights_of(section, model, announce);
+  } catch (const DataError& error) {  // the file does not fit: the key that names it
+    const std::string key =
+        section.value("init_from", json()).is_string() ? "init_from" : "pretrained";
+    throw ConfigError(e.marks.value_mark("/model/" + key).to_string() + ": model." + key + ": " +
+                      error.what());
+  }
 }
 
 train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest& request) {
@@ -178,7 +194,7 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
     torch::manual_seed(e.options.seed);
     parts.model = parts.make_model();
     // Every rank reads the file before DataParallel makes the ranks' parameters identical.
-    if (request.pretrained) load_initial_weights(model_section, *parts.model, request.announce);
+    if (request.pretrained) load_initial_weights(e, *parts.model, request.announce);
     parts.model->to(request.device);
     train::apply_memory_format(request.channels_last, *parts.model);
   }

@@ -35,8 +35,8 @@ train::RunParts build_run_parts(const config::Experiment& e, const PartsRequest&
 /// it takes), as timm's load_pretrained does: the first conv adapted to in_chans, a classifier of
 /// another class count left at its fresh init. Nothing for a fresh init, nor for pretrained on a
 /// TorchScript backbone (its weights come with it). `announce`: log what it loaded. Throws
-/// DataError naming the file.
-void load_initial_weights(const nlohmann::json& model_section, models::Model& model, bool announce);
+/// ConfigError at model.init_from or model.pretrained naming the file and why it does not fit.
+void load_initial_weights(const config::Experiment& e, models::Model& model, bool announce);
 
 /// model.freeze's part of `model`, frozen; empty when the key is not set. Throws ConfigError at
 /// the key's file:line for a pattern that matches nothing or a freeze of every parameter.

@@ -15,6 +15,7 @@
 #include "run/run_trackers.hpp"
 #include "run/start_checks.hpp"
 #include "run/usable_sample.hpp"
+#include "train/device_options.hpp"
 #include "util/counted.hpp"
 #include "util/some_of.hpp"
 
@@ -94,7 +95,12 @@ void dry_run(const config::Experiment& e, const RunOptions& options, std::ostrea
   const std::optional<int64_t>& bs = experiment.train.batch_size;
   const int64_t accum = experiment.train.grad_accum_steps;
 
-  const train::RunParts parts = build_run_parts(e, PartsRequest{});
+  // Built as a CPU rank builds it (the step check below steps this model, then puts it back).
+  PartsRequest request;
+  request.channels_last =
+      train::channels_last_as_run(experiment.train.channels_last_mode, torch::kCPU,
+                                  train::precision_on_cpu(experiment.precision));
+  const train::RunParts parts = build_run_parts(e, request);
   for (const auto& warning : check_run_starts(e, parts, options, world))
     spdlog::warn("{}", warning);
   const data::DatasetSplits& splits = parts.splits;

@@ -1,6 +1,7 @@
 #include "run/one_step_check.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -71,6 +72,42 @@ class RandomStateKept {
   torch::Tensor state_;
 };
 
+// A model the check steps, put back afterwards as the run built it: its parameters (where the
+// check's backward and optimizer step change them), its buffers (BatchNorm's running
+// statistics) and no gradients.
+class ModelStateKept {
+ public:
+  ModelStateKept(torch::nn::Module& model, bool parameters) : model_(model) {
+    torch::NoGradGuard no_grad;
+    if (parameters)
+      for (const auto& p : model.parameters()) parameters_.push_back(p.detach().clone());
+    for (const auto& b : model.buffers()) buffers_.push_back(b.detach().clone());
+  }
+  ~ModelStateKept() {
+    torch::NoGradGuard no_grad;
+    const auto parameters = model_.parameters();
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      if (i < parameters_.size()) parameters[i].copy_(parameters_[i]);
+      parameters[i].mutable_grad() = torch::Tensor();
+    }
+    const auto buffers = model_.buffers();
+    for (size_t i = 0; i < buffers.size() && i < buffers_.size(); ++i)
+      buffers[i].copy_(buffers_[i]);
+  }
+  ModelStateKept(const ModelStateKept&) = delete;
+  ModelStateKept& operator=(const ModelStateKept&) = delete;
+
+ private:
+  torch::nn::Module& model_;
+  std::vector<torch::Tensor> parameters_;
+  std::vector<torch::Tensor> buffers_;
+};
+
+bool on_cpu(torch::nn::Module& model) {
+  const auto parameters = model.parameters();
+  return parameters.empty() || parameters.front().device().is_cpu();
+}
+
 // The run's loss, telling afterwards whether it was the loss that threw: the step's failure is
 // then the loss's (its key and parameters) rather than the model's.
 class WatchedLoss final : public losses::Loss {
@@ -129,19 +166,26 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   const config::TrainOptions& t = e.options.train;
   // As a CPU rank runs: its precision (fp16 runs as bf16 or fp32) and weight layout.
   const config::Precision precision = train::precision_on_cpu(e.options.precision);
-  const std::shared_ptr<models::Model> model = parts.make_model();  // fresh, on the CPU
-  try {  // the initial weights must fit it, as they will in the run
-    if (initial_weights) load_initial_weights(e.doc.at("model"), *model, /*announce=*/false);
-  } catch (const DataError& error) {
-    const std::string key = e.doc.at("model").value("init_from", nlohmann::json()).is_string()
-                                ? "init_from"
-                                : "pretrained";
-    throw ConfigError(e.marks.value_mark("/model/" + key).to_string() + ": model." + key + ": " +
-                      error.what());
+  // The run's own model where it is on the CPU (validate's parts have none, a GPU run's is on
+  // its device): stepped, then put back as it was; else a fresh one with the initial weights.
+  const bool runs_model = parts.model && on_cpu(*parts.model);
+  std::shared_ptr<models::Model> model = runs_model ? parts.model : parts.make_model();
+  if (!runs_model) {
+    if (initial_weights) load_initial_weights(e, *model, /*announce=*/false);
+    model->to(torch::kCPU);
   }
-  model->to(torch::kCPU);
-  train::apply_memory_format(
-      train::channels_last_as_run(t.channels_last_mode, torch::kCPU, precision), *model);
+  const bool backward = count_parameters(*model).first <= kFullStepLimit;
+  std::optional<ModelStateKept> model_kept;
+  if (runs_model) {
+    model_kept.emplace(*model, /*parameters=*/backward);
+    // Thawed while the optimizer is made, as the run made its own: its groups hold the part
+    // model.freeze froze (freeze_part below freezes it again).
+    models::FrozenPart thawed = parts.frozen;
+    models::set_frozen(thawed, false);
+  }
+  if (!runs_model)  // the run's model has the run's layout
+    train::apply_memory_format(
+        train::channels_last_as_run(t.channels_last_mode, torch::kCPU, precision), *model);
   std::unique_ptr<optim::Optimizer> optimizer;
   if (training) {  // the optimizer's groups (layer_decay, param_groups) fit this model
     try {
@@ -152,7 +196,6 @@ void check_one_step(const config::Experiment& e, const train::RunParts& parts, b
   }
   // model.freeze's patterns name parameters of this model, and leave something to train.
   const models::FrozenPart frozen = freeze_part(e, *model);
-  const bool backward = count_parameters(*model).first <= kFullStepLimit;
   const std::string where = step_model_where(e, parts);
   // The model refuses images at the run's precision but not in fp32: the precision is the key.
   const auto refuse_precision = [&](const std::string& reason) {

@@ -9,6 +9,7 @@
 #include <opencv2/core.hpp>
 
 #include "data/data_test_util.hpp"
+#include "runner/data/input_normalization.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
@@ -137,6 +138,28 @@ TEST(Transforms, NormalizeIsAlbumentationsFormulaInFloat32) {
   EXPECT_FLOAT_EQ(c.at<cv::Vec3f>(0)[2], 0.0f);
   EXPECT_THROW(apply("normalize", {{"mean", {0.1, 0.2, 0.3}}, {"std", 0.5}}, u8(1, 1, {0})),
                DataError);
+}
+
+// What `runner export` writes as the model's mean and std: of pixels scaled to 0..1 (timm's
+// pretrained_cfg), whatever max_pixel_value albumentations' values are given in.
+TEST(Transforms, NormalizeSaysItsMeanAndStdInTimmsUnits) {
+  const auto timm_units = make_transform("normalize", {{"mean", {0.485, 0.456, 0.406}},
+                                                       {"std", {0.229, 0.224, 0.225}},
+                                                       {"max_pixel_value", 255.0}});
+  const auto* said = dynamic_cast<const runner::data::InputNormalization*>(timm_units.get());
+  ASSERT_NE(said, nullptr);
+  EXPECT_EQ(said->input_mean(), (std::vector<double>{0.485, 0.456, 0.406}));
+  EXPECT_EQ(said->input_std(), (std::vector<double>{0.229, 0.224, 0.225}));
+  // Given in pixel values (max_pixel_value 1): 33.4 / 255 = 0.131.
+  const auto pixels =
+      make_transform("normalize", {{"mean", 33.405}, {"std", 78.6777}, {"max_pixel_value", 1.0}});
+  said = dynamic_cast<const runner::data::InputNormalization*>(pixels.get());
+  ASSERT_NE(said, nullptr);
+  EXPECT_NEAR(said->input_mean().at(0), 0.1310, 1e-9);
+  EXPECT_NEAR(said->input_std().at(0), 0.30854, 1e-9);
+  EXPECT_EQ(dynamic_cast<const runner::data::InputNormalization*>(
+                make_transform("horizontal_flip", {{"p", 1.0}}).get()),
+            nullptr);
 }
 
 TEST(Transforms, RandomRotate90TurnsCounterClockwise) {
