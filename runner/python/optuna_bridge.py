@@ -2,7 +2,7 @@
 tell, one JSON request a line on stdin, one JSON answer a line on stdout. runner runs the trials;
 Optuna's samplers choose their parameters and its pruners judge their epochs.
 
-Requests: {"op": "open", ...}, {"op": "ask"}, {"op": "adopt", "number": N},
+Requests: {"op": "open", ...}, {"op": "probe", "storage": URL}, {"op": "ask"}, {"op": "adopt", "number": N},
 {"op": "report", "number": N, "step": E, "value": V}, {"op": "tell", "number": N,
 "state": "complete" | "pruned" | "fail", "value": V}, {"op": "trials"}.
 Answers: {"ok": true, ...} or {"ok": false, "error": "one line"}.
@@ -107,9 +107,20 @@ class Bridge:
                  f"give the sweep another name or storage, or put the space back")
         return {"trials": self.list_trials()["trials"]}
 
+    def probe(self, r):
+        # The storage answers and holds this Optuna's schema (RDBStorage connects and checks
+        # it); the default journal file needs nothing.
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        if r.get("storage"):
+            optuna.storages.RDBStorage(r["storage"])
+        return {}
+
     def list_trials(self, r=None):
         out = []
         for t in self.study.get_trials(deepcopy=False):
+            if t.user_attrs.get("runner.over_budget"):
+                continue
             out.append({"number": t.number, "state": t.state.name.lower(), "params": t.params,
                         "value": t.value, "epochs": len(t.intermediate_values),
                         "point": t.user_attrs.get("runner.point")})
@@ -123,6 +134,12 @@ class Bridge:
         if len(counted) >= r["trials"]:
             return {"number": -1}
         trial = self.study.ask(self.space)
+        if trial.number >= r["trials"]:
+            # Workers sharing the study asked at once: numbers count every trial, so one past
+            # the budget is told over and left out of the listing; exactly `trials` run.
+            trial.set_user_attr("runner.over_budget", True)
+            self.study.tell(trial, state=TrialState.FAIL)
+            return {"number": -1}
         if "point" in r:
             trial.set_user_attr("runner.point", r["point"].format(number=trial.number))
         self.trials[trial.number] = trial
@@ -164,7 +181,7 @@ def main():
             continue
         try:
             r = json.loads(line)
-            ops = {"open": bridge.open, "ask": bridge.ask, "adopt": bridge.adopt,
+            ops = {"open": bridge.open, "probe": bridge.probe, "ask": bridge.ask, "adopt": bridge.adopt,
                    "report": bridge.report, "tell": bridge.tell, "trials": bridge.list_trials}
             if r.get("op") not in ops:
                 fail(f"unknown request {r.get('op')}")

@@ -64,3 +64,21 @@ for r in csv.DictReader(open(sys.argv[1])):
           r["val accuracy"], r["val loss"], r["status"])
 PY
 }
+
+# sweep_refusal_problem RUNNER TEXT SWEEP_ARGS...: what is wrong with `runner sweep SWEEP_ARGS`
+# as a refusal before any trial (exit 2, one error line saying TEXT, no sweeps/bad*/trial-*
+# folder), or nothing when it is one. Its output stays in bad.out.
+sweep_refusal_problem() {
+  local runner=$1 text=$2 rc=0
+  shift 2
+  "$runner" sweep "$@" >bad.out 2>&1 || rc=$?
+  if [[ $rc -ne 2 ]]; then
+    echo "sweep $*: exit $rc: $(cat bad.out)"
+  elif ! grep -qF -- "$text" bad.out; then
+    echo "sweep $*: not '$text': $(cat bad.out)"
+  elif [[ $(grep -c "runner: error" bad.out) -ne 1 ]]; then
+    echo "one error line: $(cat bad.out)"
+  elif ls sweeps/bad*/trial-* >/dev/null 2>&1; then
+    echo "a trial started: $*"
+  fi
+}

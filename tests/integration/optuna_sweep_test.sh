@@ -111,14 +111,9 @@ grep -q "point trial-0000 did not finish before: continuing it from its checkpoi
 
 # ---- bad input: one line, exit 2, no trial ----
 bad() {
-  local text=$1 rc=0
-  shift
-  "$runner" sweep "$@" >bad.out 2>&1 || rc=$?
-  [[ $rc -eq 2 ]] || fail "sweep $*: exit $rc: $(cat bad.out)"
-  grep -qF -- "$text" bad.out || fail "sweep $*: not '$text': $(cat bad.out)"
-  [[ $(grep -c "runner: error" bad.out) -eq 1 ]] || fail "one error line: $(cat bad.out)"
-  ls sweeps/bad*/trial-* >/dev/null 2>&1 && fail "a trial started: $*"
-  return 0
+  local problem
+  problem=$(sweep_refusal_problem "$runner" "$@")
+  [[ -z $problem ]] || fail "$problem"
 }
 sed 's/name: tpe/name: tpee/; s#output: .*#output: sweeps/bad1#' search.yaml >bad1.yaml
 bad "bad1.yaml:4:17: sampler.name: must be one of tpe, random, cmaes, gp, grid (got 'tpee') (did you mean 'tpe'?)" bad1.yaml

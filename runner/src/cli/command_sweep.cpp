@@ -1,12 +1,14 @@
 #include <iostream>
 #include <set>
 
+#include <spdlog/spdlog.h>
 #include <torch/cuda.h>
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_flags.hpp"
 #include "launch/spawn.hpp"
+#include "run/build_run_parts.hpp"
 #include "run/preflight.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
@@ -16,6 +18,24 @@
 
 namespace runner::cli {
 namespace {
+
+// A pruner judges each epoch's validation value: the base must have a validation split.
+void check_pruner_has_epochs_to_judge(const sweep::Sweep& sweep, const config::Experiment& base) {
+  const std::string pruner = sweep.doc.at("pruner").value("name", "none");
+  if (pruner == "none") return;
+  run::PartsRequest data_only;
+  data_only.model = false;
+  data_only.training = false;
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);  // quietly: the trials log what the dataset says
+  const data::DatasetSplits splits = run::build_run_parts(base, data_only).splits;
+  spdlog::set_level(level);
+  if (!splits.val || splits.val->size() == 0)
+    throw ConfigError(sweep.marks.value_mark("/pruner/name").to_string() + ": pruner " + pruner +
+                      " judges each epoch by train.best.metric (" + base.options.train.best.metric +
+                      ") on the validation split, and the base has none: give the data a "
+                      "validation split, or set pruner: {name: none}");
+}
 
 // Each point's devices, model (a timm/<name> imports) and data (data.check, the model's
 // classes and channels); the data and the model once per distinct section. A problem names
@@ -40,6 +60,7 @@ void check_points(const sweep::Sweep& sweep) {
       throw ConfigError("sweep point " + point.id + ": " + error.what());
     }
   }
+  if (sweep.search == "optuna") check_pruner_has_epochs_to_judge(sweep, points.back().experiment);
 }
 
 // --dry-run: each point's id and overrides, one per line.
@@ -77,6 +98,10 @@ int command_sweep(const Args& args) {
             "Run nothing: write the summary of what has finished (with --wait: after the "
             "queued points end)")
       .flag("dry-run", nullptr, "Validate and list the points (id and overrides), run nothing")
+      .flag("worker", nullptr,
+            "search: optuna: take trials from the study as one of several commands (what each "
+            "SLURM task of --executor slurm runs; another machine on the same storage may too): "
+            "a trial another live command runs is left to it")
       .flag("rerun", nullptr,
             "Replace earlier results: every point runs again (a finished point whose config "
             "differs from what it would run now is refused without it)")
@@ -99,6 +124,8 @@ int command_sweep(const Args& args) {
   options.wait = cl.has("wait");
   options.summary_only = cl.has("summary");
   options.rerun = cl.has("rerun");
+  options.worker = cl.has("worker");
+  options.overrides = run_overrides(cl);
   const auto s = sweep::load_sweep(file, run_overrides(cl));
   if (s.search == "optuna")
     std::cout << "sweep " << s.name << ": search: optuna, " << s.doc.at("trials")
@@ -120,7 +147,10 @@ int command_sweep(const Args& args) {
   // run on other machines, with their devices and data: they check there.)
   const std::string executor = options.executor.empty() ? s.executor : options.executor;
   if (!options.summary_only && executor == "local") check_points(s);
-  if (s.search == "optuna") sweep::check_optuna_importable();
+  if (s.search == "optuna") {
+    sweep::check_optuna_importable();
+    sweep::check_optuna_storage(s);
+  }
   options.executable = launch::self_executable();
   options.sweep_file = file;
   // Only a local run hands out GPUs (a login node running sbatch need not touch CUDA).

@@ -54,7 +54,10 @@ int command_validate(const Args& args) {
     try {
       if (sweep::is_sweep_file(file)) {
         const auto sweep = sweep::load_sweep(file, overrides);
-        if (sweep.search == "optuna" && !cl.has("schema-only")) sweep::check_optuna_importable();
+        if (sweep.search == "optuna" && !cl.has("schema-only")) {
+          sweep::check_optuna_importable();
+          sweep::check_optuna_storage(sweep);
+        }
         if (say_ok && sweep.search == "optuna")
           std::cout << "ok: " << file << " (sweep, search: optuna, " << sweep.doc.at("trials")
                     << " trials)\n";

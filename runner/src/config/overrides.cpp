@@ -51,9 +51,11 @@ void apply_override(nlohmann::json& doc, const Override& o, SourceMap& marks,
                     const nlohmann::json* value_schema) {
   const std::string origin = "--set " + o.text;
   nlohmann::json value;
-  if (schema_wants_string(value_schema)) {
+  const bool quoted = o.value.size() >= 2 && (o.value.front() == '"' || o.value.front() == '\'') &&
+                      o.value.back() == o.value.front();
+  if (schema_wants_string(value_schema) && !quoted) {
     value = interpolate_env(o.value, origin);  // as in a file (parse_yaml does it for the rest)
-  } else {
+  } else {  // a quoted string ("loss", as a sweep's settings write strings) is YAML's string
     SourceMap scratch;
     value = parse_yaml(o.value, origin, scratch, /*require_mapping=*/false);
     if (o.value.empty()) value = nullptr;

@@ -1,15 +1,18 @@
 #include "sweep/optuna_executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "config/experiment.hpp"
 #include "models/timm_import.hpp"
@@ -82,34 +85,54 @@ struct RunningTrial {
   std::set<int64_t> judged;  ///< epochs the study has judged
 };
 
+// What a listing of the study's trials does to the book: at the sweep's start (results of
+// earlier commands said, a trial left running adopted or waited for), while it runs (a trial
+// whose command died adopted; other workers' trials as rows), or rows only (--summary).
+enum class Listing { kOpen, kAdopt, kRows };
+
 class OptunaSweep {
  public:
   OptunaSweep(SweepBook& book, const OptunaExecutorOptions& options)
       : book_(book), sweep_(book.sweep()), options_(options), study_(sweep_.name) {}
 
   int run();
+  int summarize();
 
  private:
   void open();
+  /// The study's trials into the book, as `how` says.
+  void take_listing(Listing how);
+  /// The book's point of a trial, added the first time; nullopt when the base no longer takes
+  /// its settings (the study keeps the trial).
+  std::optional<size_t> point_of(const std::string& id, const json& params);
   /// The study's state of trial `number` now ("running", "complete", "pruned", "fail").
   std::string state_of(int number);
   bool start_next(util::Supervisor& supervisor);
   void start(util::Supervisor& supervisor, size_t i, int number);
   void judge_epochs(RunningTrial& r);
   void finish(const RunningTrial& r, const util::ChildExit& exit);
+  /// summary.csv/md with every trial of the study (other workers' too), as it stands.
+  void write_summary();
+  /// The best trial's settings and the epochs the search spent, against every trial trained to
+  /// its end.
+  void say_outcome() const;
   std::string reports_of(size_t i) const { return (book_.run_dir(i) / "trial").string(); }
 
   SweepBook& book_;
   const Sweep& sweep_;
   OptunaExecutorOptions options_;
   Study study_;
+  std::map<std::string, size_t> points_;         ///< point id -> the book's index
+  std::set<int> mine_;                           ///< trials this command runs or ran
   std::vector<std::pair<size_t, int>> adopted_;  ///< trials left running by a command that died
   bool exhausted_ = false;
+  std::chrono::steady_clock::time_point last_listing_{};
   std::vector<RunningTrial> running_;
 };
 
 std::string OptunaSweep::state_of(int number) {
-  for (const json& trial : study_.ask({{"op", "trials"}}).at("trials"))
+  const json listing = study_.ask({{"op", "trials"}});  // kept: the loop reads into it
+  for (const json& trial : listing.at("trials"))
     if (trial.at("number") == number) return trial.at("state").get<std::string>();
   return "fail";
 }
@@ -117,57 +140,92 @@ std::string OptunaSweep::state_of(int number) {
 void OptunaSweep::open() {
   const config::Experiment base = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
   const json& doc = sweep_.doc;
-  json request = {{"op", "open"},
-                  {"study", sweep_.name},
-                  {"journal", (book_.dir() / "study.journal").string()},
-                  {"storage", doc.at("storage")},
-                  {"direction", direction_of(base)},
-                  {"sampler", doc.at("sampler")},
-                  {"pruner", doc.at("pruner")},
-                  {"space", doc.at("distributions")}};
-  const json listing = study_.ask(request).at("trials");
-  for (const json& trial : listing) {
-    const std::string point = trial.value("point", json()).is_string()
-                                  ? trial.at("point").get<std::string>()
-                                  : fmt::format("trial-{:04d}", trial.at("number").get<int>());
-    SweepPoint p;
-    try {
-      p = trial_point(sweep_, point, trial.at("params"));
-    } catch (const ConfigError&) {
-      continue;  // an earlier trial's settings the base no longer takes: the study keeps it
-    }
-    const size_t i = book_.add_point(std::move(p));
+  study_.ask({{"op", "open"},
+              {"study", sweep_.name},
+              {"journal", (book_.dir() / "study.journal").string()},
+              {"storage", doc.at("storage")},
+              {"direction", direction_of(base)},
+              {"sampler", doc.at("sampler")},
+              {"pruner", doc.at("pruner")},
+              {"space", doc.at("distributions")}});
+}
+
+std::optional<size_t> OptunaSweep::point_of(const std::string& id, const json& params) {
+  if (const auto found = points_.find(id); found != points_.end()) return found->second;
+  SweepPoint p;
+  try {
+    p = trial_point(sweep_, id, params);
+  } catch (const ConfigError&) {
+    return std::nullopt;  // an earlier trial's settings the base no longer takes
+  }
+  const size_t i = book_.add_point(std::move(p));
+  points_[id] = i;
+  return i;
+}
+
+void OptunaSweep::take_listing(Listing how) {
+  last_listing_ = std::chrono::steady_clock::now();
+  const json listing = study_.ask({{"op", "trials"}});  // kept: the loop reads into it
+  for (const json& trial : listing.at("trials")) {
     const int number = trial.at("number").get<int>();
+    const std::string id = trial.value("point", json()).is_string()
+                               ? trial.at("point").get<std::string>()
+                               : fmt::format("trial-{:04d}", number);
+    const std::optional<size_t> found = point_of(id, trial.at("params"));
+    if (!found) continue;
+    const size_t i = *found;
+    PointRow& row = book_.rows()[i];
+    row.epochs_run = trial.value("epochs", int64_t{0});
+    row.epochs_planned = sweep_.points[i].experiment.options.train.epochs;
+    if (mine_.count(number)) continue;  // this command says how it went
     std::string state = trial.at("state").get<std::string>();
     if (state == "running") {
-      // Its run is another command's (a second sweep on the study) or one still saving as a
-      // stopped command's trial does: wait for it, then adopt it where it stopped unfinished.
+      if (how == Listing::kRows) {
+        row.status = "running";
+        continue;
+      }
       if (!book_.claim_point(i)) {
+        if (how == Listing::kAdopt || options_.worker) {
+          row.status = "running";  // another worker's (or another sweep's on the study)
+          continue;
+        }
+        // Its run is a stopped command's, still saving: wait for it, then adopt it where it
+        // stopped unfinished.
         std::cout << fmt::format("sweep {}: trial {} is running in {}: waiting for it\n",
-                                 sweep_.name, point, book_.point_holder(i))
+                                 sweep_.name, id, book_.point_holder(i))
                   << std::flush;
         book_.wait_for_point(i);
-        state = state_of(number);
       }
+      // Held now; whoever ran it last tells the study before letting go: ask again.
+      state = state_of(number);
       if (state == "running") {
         adopted_.emplace_back(i, number);
+        mine_.insert(number);
         study_.ask({{"op", "adopt"}, {"number", number}});
+        row.status = "pending";
         continue;
       }
       book_.release_point(i);
     }
     const json summary = output::read_summary(book_.run_dir(i));
-    if (!summary.empty()) fill_from_summary(book_.rows()[i], summary);
-    book_.rows()[i].status = state == "complete" ? "done (earlier run)"
-                             : state == "pruned" ? output::run_status_text(summary)
-                                                 : "failed";
-    if (state == "fail") book_.rows()[i].reason = output::run_status_text(summary);
-    std::cout << fmt::format("sweep {}: trial {} {} earlier: {}\n", sweep_.name, point, state,
-                             book_.point_result(i));
+    if (!summary.empty()) fill_from_summary(row, summary);
+    const std::string before = row.status;
+    row.status = state == "complete" ? (how == Listing::kRows ? "done" : "done (earlier run)")
+                 : state == "pruned" ? output::run_status_text(summary)
+                                     : "failed";
+    if (state == "fail") row.reason = output::run_status_text(summary);
+    if (how == Listing::kOpen && before != row.status)
+      std::cout << fmt::format("sweep {}: trial {} {} earlier: {}\n", sweep_.name, id, state,
+                               book_.point_result(i));
   }
 }
 
 bool OptunaSweep::start_next(util::Supervisor& supervisor) {
+  // A trial whose command died (a worker's node lost) is taken up before a new one is asked;
+  // once the study has no trial left to ask, the study is looked at every few seconds.
+  if (adopted_.empty() &&
+      (!exhausted_ || std::chrono::steady_clock::now() - last_listing_ > std::chrono::seconds(5)))
+    take_listing(Listing::kAdopt);
   if (!adopted_.empty()) {
     const auto [i, number] = adopted_.back();
     adopted_.pop_back();
@@ -188,19 +246,27 @@ bool OptunaSweep::start_next(util::Supervisor& supervisor) {
     point = trial_point(sweep_, id, asked.at("params"));
   } catch (const ConfigError& error) {  // the trial's own config error: its FAIL, not ours
     study_.ask({{"op", "tell"}, {"number", number}, {"state", "fail"}});
+    mine_.insert(number);
     SweepPoint failed;
     failed.id = id;
     failed.values = asked.at("params");
     failed.experiment = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
     const size_t i = book_.add_point(std::move(failed));
+    points_[id] = i;
     book_.record_failure(i, error.what());
     std::cout << fmt::format("sweep {}: trial {} {}\n", sweep_.name, id, book_.point_result(i));
     return true;
   }
-  const size_t i = book_.add_point(std::move(point));
-  if (!book_.claim_point(i))
-    throw Error("sweep " + sweep_.name + ": trial " + id + "'s folder is in use by " +
-                book_.point_holder(i));
+  const auto known = points_.find(id);
+  const size_t i = known != points_.end() ? known->second : book_.add_point(std::move(point));
+  points_[id] = i;
+  if (!book_.claim_point(i)) {
+    // Another worker listed the study between our ask and this claim and took the trial up
+    // (it runs it and tells the study): leave it to them and ask again.
+    book_.rows()[i].status = "running";
+    return true;
+  }
+  mine_.insert(number);
   start(supervisor, i, number);
   return true;
 }
@@ -283,6 +349,7 @@ void OptunaSweep::finish(const RunningTrial& r, const util::ChildExit& exit) {
 
 int OptunaSweep::run() {
   open();
+  take_listing(Listing::kOpen);
   util::Supervisor supervisor;
   util::SignalCatcher signals;
   bool interrupted = false;
@@ -302,19 +369,22 @@ int OptunaSweep::run() {
                                    [&](const RunningTrial& r) { return r.child == child; });
       const RunningTrial done = *it;
       running_.erase(it);
-      book_.release_point(done.point);
       if (interrupted) {  // the study keeps it running: the next command continues it
+        book_.release_point(done.point);
         book_.rows()[done.point].status = "pending";
         continue;
       }
+      // The study hears how it ended before its folder is let go: a worker that claims the
+      // folder next finds the trial told, not running.
       finish(done, supervisor.exit(child));
+      book_.release_point(done.point);
       std::cout << fmt::format("sweep {}: trial {} {}\n", sweep_.name,
                                book_.sweep().points[done.point].id, book_.point_result(done.point))
                 << std::flush;
-      book_.write_summary();
+      write_summary();
     }
   }
-  book_.write_summary();
+  write_summary();
   if (interrupted) {
     std::cout << fmt::format(
         "sweep {}: interrupted; the trials that were running are stopped with their last.pt; "
@@ -322,7 +392,46 @@ int OptunaSweep::run() {
         sweep_.name);
     return 130;
   }
+  say_outcome();
   return book_.finish();
+}
+
+int OptunaSweep::summarize() {
+  open();
+  take_listing(Listing::kRows);
+  book_.write_summary();
+  say_outcome();
+  return book_.finish();
+}
+
+void OptunaSweep::write_summary() {
+  take_listing(Listing::kRows);
+  book_.write_summary();
+}
+
+void OptunaSweep::say_outcome() const {
+  const std::vector<PointRow>& rows = book_.rows();
+  int64_t spent = 0, full = 0;
+  for (const PointRow& row : rows)
+    if (row.epochs_run) {
+      spent += *row.epochs_run;
+      full += row.epochs_planned;
+    }
+  const std::vector<PointRow> order = ranked(rows);
+  if (!order.empty() && order.front().best_value) {
+    const PointRow& best = order.front();
+    const auto it = points_.find(best.id);
+    const json settings = it != points_.end() ? sweep_.points[it->second].values : json::object();
+    std::vector<std::string> parts;
+    for (const auto& [key, value] : settings.items()) parts.push_back(key + "=" + value.dump());
+    std::cout << fmt::format("sweep {}: best trial {}: {} {:.4f} with {}\n", sweep_.name, best.id,
+                             best.best_metric, *best.best_value, fmt::join(parts, ", "));
+  }
+  if (full > 0)
+    std::cout << fmt::format(
+        "sweep {}: {} epoch(s) trained over {} trial(s), {:.0f}% of the {} that training each to "
+        "its last epoch takes\n",
+        sweep_.name, spent, rows.size(), 100.0 * static_cast<double>(spent) / full, full);
 }
 
 }  // namespace
@@ -336,9 +445,23 @@ void check_optuna_importable() {
                       "with Optuna) or set RUNNER_PYTHON to a Python that has it");
 }
 
+void check_optuna_storage(const Sweep& sweep) {
+  const json& storage = sweep.doc.at("storage");
+  if (!storage.is_string()) return;  // the sweep folder's journal file
+  try {
+    Study(sweep.name).ask({{"op", "probe"}, {"storage", storage}});
+  } catch (const ConfigError& error) {
+    throw ConfigError(sweep.marks.value_mark("/storage").to_string() +
+                      ": storage: " + error.what() +
+                      " (is the server up and reachable from here? the URL is SQLAlchemy's: "
+                      "postgresql://user[:password]@host[:port]/database)");
+  }
+}
+
 int run_optuna(SweepBook& book, const OptunaExecutorOptions& options) {
   ::signal(SIGCHLD, SIG_DFL);
-  return OptunaSweep(book, options).run();
+  OptunaSweep sweep(book, options);
+  return options.summary_only ? sweep.summarize() : sweep.run();
 }
 
 }  // namespace runner::sweep

@@ -17,12 +17,21 @@ struct OptunaExecutorOptions {
   std::string executable;  ///< this runner
   int parallel = 1;        ///< trials at once
   int cpu_cores = 1;
+  /// One of several commands on the study (a SLURM worker): a trial another live command runs
+  /// is left to it, not waited for.
+  bool worker = false;
+  bool summary_only = false;  ///< run nothing: the study's trials as the summary
 };
 
 /// ConfigError in one line (what to run) when the project's Python cannot import Optuna.
 void check_optuna_importable();
 
-/// Runs the study's trials until `trials` of them have ended; returns the sweep's exit code.
+/// ConfigError in one line at `storage` when the sweep's RDB storage cannot be reached or holds
+/// another Optuna's schema (nothing to check for the default journal file).
+void check_optuna_storage(const Sweep& sweep);
+
+/// Runs the study's trials until `trials` of them have ended (or, with summary_only, writes and
+/// prints the summary of the study as it stands); returns the sweep's exit code.
 int run_optuna(SweepBook& book, const OptunaExecutorOptions& options);
 
 }  // namespace runner::sweep

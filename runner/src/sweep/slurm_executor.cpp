@@ -20,6 +20,7 @@
 #include "config/yaml_emit.hpp"
 #include "output/run_summary.hpp"
 #include "runner/error.hpp"
+#include "sweep/slurm_words.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
 
@@ -35,12 +36,6 @@ const std::set<std::string> kEndedStates = {"COMPLETED",     "FAILED",    "CANCE
                                             "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE",
                                             "PREEMPTED",     "REVOKED"};
 bool is_active(const std::string& state) { return !kEndedStates.count(state); }
-
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 fs::path slurm_dir(const SweepBook& book) { return book.dir() / "slurm"; }
 fs::path point_file(const SweepBook& book, size_t i) {
@@ -58,27 +53,6 @@ struct PointShape {
 PointShape shape_of(const SweepBook& book, size_t i) {
   const config::LaunchOptions& launch = book.sweep().points[i].experiment.options.launch;
   return {launch.nnodes, launch.num_processes, launch.device};
-}
-
-// sbatch reads "%" in --output as a pattern: a literal one is "%%".
-std::string escape_percent(const std::string& path) {
-  std::string out;
-  for (char c : path) out += c == '%' ? std::string("%%") : std::string(1, c);
-  return out;
-}
-
-// Several lines of a tool's output as one: "a; b".
-std::string one_line(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  std::string out;
-  for (char c : text) out += c == '\n' ? std::string("; ") : std::string(1, c);
-  return out;
-}
-
-// The front program beside runner-engine sets libgomp's environment before libtorch loads.
-std::string runner_program(const std::string& executable) {
-  const fs::path front = fs::path(executable).parent_path() / "runner";
-  return fs::exists(front) ? front.string() : executable;
 }
 
 // Submissions so far: [{"job": "123", "points": [ids...], "submitted": unix}].
@@ -295,7 +269,7 @@ std::vector<std::string> sbatch_options(const SweepBook& book) {
   }
   std::vector<std::string> options = {
       "--job-name=runner-sweep-" + book.sweep().name,
-      "--output=" + escape_percent((slurm_dir(book) / "logs").string()) + "/%A_%a.out",
+      "--output=" + sbatch_escaped((slurm_dir(book) / "logs").string()) + "/%A_%a.out",
       fmt::format("--nodes={}", largest.nodes),
       fmt::format("--ntasks-per-node={}", largest.ranks_per_node)};
   if (slurm.partition) options.push_back("--partition=" + *slurm.partition);
@@ -329,25 +303,25 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
   // The options go on sbatch's command line (a #SBATCH line would split a path with spaces);
   // here they are for reading, and for `sbatch --array=... <these> array.sbatch` by hand.
   s << "# submitted with: sbatch --array=<points>";
-  for (const auto& o : options) s << " " << quoted(o);
+  for (const auto& o : options) s << " " << shell_quoted(o);
   s << "\n";
   s << "set -u\n"
     << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
   for (size_t i = 0; i < book.rows().size(); ++i) {
     const PointShape shape = shape_of(book, i);
-    s << "  " << i << ") point=" << quoted(sweep.points[i].id)
-      << " run_dir=" << quoted(book.run_dir(i).string()) << " nodes=" << shape.nodes
+    s << "  " << i << ") point=" << shell_quoted(sweep.points[i].id)
+      << " run_dir=" << shell_quoted(book.run_dir(i).string()) << " nodes=" << shape.nodes
       << " ranks_per_node=" << shape.ranks_per_node;
     for (const auto& [name, value] : book.point_variables(i))  // the trackers' sweep tags
-      s << " " << name << "=" << quoted(value);
+      s << " " << name << "=" << shell_quoted(value);
     s << " ;;\n";
   }
   s << "  *) echo \"runner sweep: no point for array task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\n"
     << "esac\n"
     << "export RUNNER_SWEEP RUNNER_SWEEP_POINT RUNNER_SWEEP_SETTINGS\n"
-    << "exit_file=" << quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
-    << "point_file=" << quoted((slurm_dir(book) / "points").string()) << "/\"$point.yaml\"\n"
-    << "config_dir=" << quoted(fs::absolute(sweep.base_path).parent_path().string()) << "\n"
+    << "exit_file=" << shell_quoted((slurm_dir(book) / "exit").string()) << "/\"$point\"\n"
+    << "point_file=" << shell_quoted((slurm_dir(book) / "points").string()) << "/\"$point.yaml\"\n"
+    << "config_dir=" << shell_quoted(fs::absolute(sweep.base_path).parent_path().string()) << "\n"
     << "# What an earlier attempt left: an unfinished run of this config with a last.pt\n"
     << "# continues, anything else is moved aside (kept), a point another command finished is\n"
     << "# done (runner sweep-point). A task SLURM requeued (launch.slurm_requeue) keeps its\n"
@@ -355,7 +329,7 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
     << "how=start\n"
     << "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then\n"
     << "  rm -f -- \"$exit_file\"\n"
-    << "  how=$(" << quoted(program)
+    << "  how=$(" << shell_quoted(program)
     << " sweep-point --config-dir \"$config_dir\" \"$point_file\") || { code=$?; echo $code > "
        "\"$exit_file\"; exit $code; }\n"
     << "fi\n"
@@ -365,7 +339,7 @@ std::string array_script(const SweepBook& book, const std::vector<std::string>& 
        "\"$config_dir\" \"$point_file\"); fi\n"
     << "srun --nodes=$nodes --ntasks=$((nodes * ranks_per_node)) "
        "--ntasks-per-node=$ranks_per_node --kill-on-bad-exit=1"
-    << step_options << " \\\n  " << quoted(program) << " run \"${run_args[@]}\"\n"
+    << step_options << " \\\n  " << shell_quoted(program) << " run \"${run_args[@]}\"\n"
     << "code=$?\n"
     << "echo $code > \"$exit_file\"\n"
     << "exit $code\n";
@@ -429,18 +403,7 @@ int run_slurm(SweepBook& book, const SlurmExecutorOptions& options) {
       argv.insert(argv.end(), sbatch.begin(), sbatch.end());
       argv.insert(argv.end(), sweep.slurm.extra_args.begin(), sweep.slurm.extra_args.end());
       argv.push_back(script.string());
-      const util::CommandResult r = util::run_command(argv);
-      if (r.exit_code == 127)
-        throw Error(
-            "runner sweep: sbatch is not installed here: run the sweep where SLURM's "
-            "commands are (a login node), or use --executor local");
-      std::string job = r.output.substr(0, r.output.find_first_of(";\n"));
-      if (r.exit_code != 0 || job.empty() ||
-          job.find_first_not_of("0123456789") != std::string::npos) {
-        const std::string message = one_line(r.output);
-        throw Error(fmt::format("runner sweep: sbatch refused the array ({}): {}; the script is {}",
-                                array, message, script.string()));
-      }
+      const std::string job = submit_to_sbatch(argv, "the array (" + array + ")", script.string());
       json ids = json::array(), tasks = json::object();
       for (size_t i : todo) {
         ids.push_back(sweep.points[i].id);

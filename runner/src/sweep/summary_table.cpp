@@ -97,6 +97,10 @@ std::vector<std::vector<std::string>> table_cells(const std::vector<PointRow>& r
                                      "global batch", "precision", "images/s",       "epoch s",
                                      "host MiB",     "GPU MiB",   best_column(rows)};
   for (const auto& m : metrics) header.push_back("val " + m);
+  // A search's trials: the epochs each trained of its train.epochs (a pruned one stopped early).
+  const bool epochs = std::any_of(rows.begin(), rows.end(),
+                                  [](const PointRow& r) { return r.epochs_run.has_value(); });
+  if (epochs) header.push_back("epochs");
   header.push_back("status");
   // Rank 1 is the best value of train.best.metric; points without one have no rank.
   const std::vector<PointRow> order = ranked(rows);
@@ -120,6 +124,8 @@ std::vector<std::vector<std::string>> table_cells(const std::vector<PointRow>& r
       const bool has = r.val_metrics.contains(m) && r.val_metrics.at(m).is_number();
       line.push_back(has ? fmt::format("{:.4f}", r.val_metrics.at(m).get<double>()) : "n/a");
     }
+    if (epochs)
+      line.push_back(r.epochs_run ? fmt::format("{}/{}", *r.epochs_run, r.epochs_planned) : "n/a");
     line.push_back(r.status == "failed" && !r.reason.empty() ? "failed: " + r.reason : r.status);
     cells.push_back(line);
   }

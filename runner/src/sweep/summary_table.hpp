@@ -28,6 +28,9 @@ struct PointRow {
   std::string best_metric;           ///< that metric's name
   std::string best_mode = "max";     ///< max or min: which best_value ranks first
   std::string log_path;              ///< where the point's output went, for a failure's reason
+  /// A search's trial: the epochs it trained (judged by the study) of the epochs it had.
+  std::optional<int64_t> epochs_run;
+  int64_t epochs_planned = 0;
 
   bool finished() const { return status == "done" || status == "done (earlier run)"; }
 };

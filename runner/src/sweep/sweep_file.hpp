@@ -33,6 +33,7 @@ struct Sweep {
   std::string executor = "local";  ///< local or slurm (the file's; the CLI may override)
   int parallel = 0;                ///< points at once (the file's, 0: unset; the CLI may override)
   nlohmann::json doc;              ///< validated sweep file, defaults filled
+  config::SourceMap marks;         ///< where each key of the sweep file was written
   /// `set` and the command line's --set, as overrides every point starts from (search: optuna
   /// builds its trials' points from them as it asks).
   std::vector<std::string> set_overrides;

@@ -10,6 +10,7 @@
 #include "runner/error.hpp"
 #include "sweep/local_executor.hpp"
 #include "sweep/optuna_executor.hpp"
+#include "sweep/optuna_workers.hpp"
 #include "sweep/slurm_executor.hpp"
 #include "sweep/sweep_book.hpp"
 #include "util/cpu_cores.hpp"
@@ -40,22 +41,32 @@ int run_sweep(const sweep::Sweep& sweep, const SweepRunOptions& options) {
   }
   const int parallel = options.parallel > 0 ? options.parallel : sweep.parallel;
   if (sweep.search == "optuna") {
-    if (executor != "local")
+    if (options.rerun)
       throw ConfigError(
-          "runner sweep: search: optuna runs its trials on this machine for now "
-          "(--executor local)");
-    if (options.rerun || options.summary_only)
-      throw ConfigError(
-          "runner sweep: search: optuna: --rerun and --summary are not there yet; "
-          "the study continues when the same command runs again");
-    if (options.gpu_count > 0 && parallel > 1)
+          "runner sweep --rerun: a search continues its study; to search again from scratch, "
+          "remove " +
+          book.dir().string() + " (and the study in `storage`) or give the sweep another name");
+    if (executor == "slurm" && !options.summary_only && !options.worker) {
+      OptunaWorkersOptions workers;
+      workers.executable = options.executable;
+      workers.sweep_file = options.sweep_file;
+      workers.overrides = options.overrides;
+      workers.workers = std::max(1, parallel);
+      workers.wait = options.wait;
+      const int code = submit_optuna_workers(book, workers);
+      if (code != 0 || !options.wait) return code;
+    } else if (options.gpu_count > 0 && parallel > 1 && !options.summary_only) {
       throw ConfigError(
           "runner sweep: search: optuna runs one trial at a time on a machine "
           "with GPUs for now (--parallel 1): its trials do not get GPU slices yet");
+    }
     OptunaExecutorOptions optuna;
     optuna.executable = options.executable;
-    optuna.parallel = std::max(1, parallel);
+    optuna.parallel = options.worker ? 1 : std::max(1, parallel);
     optuna.cpu_cores = util::usable_cpu_cores();
+    optuna.worker = options.worker;
+    // After the workers ended (--wait), what they found is the summary.
+    optuna.summary_only = options.summary_only || executor == "slurm";
     return run_optuna(book, optuna);
   }
   if (options.rerun && !options.summary_only) {

@@ -11,14 +11,17 @@
 namespace runner::sweep {
 
 struct SweepRunOptions {
-  std::string executable;     ///< the runner program each point runs
-  std::string sweep_file;     ///< as the user gave it (for the commands we print)
-  std::string executor;       ///< local or slurm ("" : the sweep file's)
-  int parallel = 0;           ///< points at once (0: the sweep file's)
-  bool wait = false;          ///< slurm: follow the array to its end
-  bool summary_only = false;  ///< run nothing: summarize what has finished
-  bool rerun = false;         ///< forget earlier results: every point runs again
-  int gpu_count = 0;          ///< CUDA devices here (local points on CUDA get their own)
+  std::string executable;              ///< the runner program each point runs
+  std::string sweep_file;              ///< as the user gave it (for the commands we print)
+  std::string executor;                ///< local or slurm ("" : the sweep file's)
+  int parallel = 0;                    ///< points at once (0: the sweep file's)
+  bool wait = false;                   ///< slurm: follow the array to its end
+  bool summary_only = false;           ///< run nothing: summarize what has finished
+  bool rerun = false;                  ///< forget earlier results: every point runs again
+  int gpu_count = 0;                   ///< CUDA devices here (local points on CUDA get their own)
+  std::vector<std::string> overrides;  ///< the command line's --set (for SLURM's workers)
+  /// search: optuna: one of several commands taking trials from the study (a SLURM worker).
+  bool worker = false;
 };
 
 /// Runs the points of `sweep` (validated by sweep::load_sweep) in <output>/<name>/<point-id>/

@@ -104,6 +104,18 @@ TEST_F(ExperimentConfig, MissingRequiredKeyIsNamed) {
   EXPECT_EQ(error_of(no_lr), file() + ":6:1: optimizer: missing required key 'lr'");
 }
 
+// A string key takes its text as written (--set name=123 is "123"), and a quoted one as YAML's
+// string: a sweep's settings write strings quoted (--set train.best.metric="loss").
+TEST_F(ExperimentConfig, SetOfAStringKeyUnquotesAQuotedValue) {
+  const std::string path = dir_.write("exp.yaml", runner::testing::minimal_experiment_yaml());
+  const auto e = load_experiment(
+      path, {"name=\"quoted_run\"", "output.root='runs b'", "train.best.metric=\"loss\""});
+  EXPECT_EQ(e.doc.at("name"), "quoted_run");
+  EXPECT_EQ(e.doc.at("output").at("root"), "runs b");
+  EXPECT_EQ(e.options.train.best.metric, "loss");
+  EXPECT_EQ(load_experiment(path, {"name=123"}).doc.at("name"), "123");
+}
+
 TEST_F(ExperimentConfig, BadSetPathsAreErrors) {
   const std::string yaml = runner::testing::minimal_experiment_yaml();
   EXPECT_EQ(error_of(yaml, {"optimizer.lrr=1"}),
