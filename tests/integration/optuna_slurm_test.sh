@@ -7,7 +7,9 @@
 #   started once, both workers ran trials, the summary lists every trial with its epochs;
 # - `runner sweep --summary` prints the best trial's settings and the epochs spent;
 # - a storage that cannot be reached (sweep and validate), and a pruner with a base that has no
-#   validation split, are one line, exit 2, before any trial.
+#   validation split, are one line, exit 2, before any trial;
+# - the workers' job cancelled mid-trial (scancel) and submitted again: the new worker continues
+#   the trial from its last.pt and the study ends with exactly its trials.
 # Usage: optuna_slurm_test.sh RUNNER SOURCE_DIR
 set -euo pipefail
 runner=$1
@@ -112,6 +114,35 @@ grep -qE "best trial trial-000[0-7]: accuracy [0-9.]+ with optimizer.lr=" summar
 grep -qE "[0-9]+ epoch\(s\) trained over 8 trial\(s\), [0-9]+% of the 24 " summary.log ||
   fail "--summary says no epochs spent: $(cat summary.log)"
 [[ $(trials_in "$url" shared) == "$study" ]] || fail "--summary changed the study"
+
+# ---- the workers' job cancelled mid-trial (scancel); submitted again, the study continues ----
+cat >cut.yaml <<YAML
+base: base.yaml
+search: optuna
+trials: 2
+sampler: {name: random, seed: 1}
+storage: $url
+distributions:
+  optimizer.lr: {loguniform: [1.0e-3, 1.0e-2]}
+set: {train.epochs: 12, train.checkpoint_every_steps: 4}
+output: $tmp/sweeps
+executor: slurm
+YAML
+"$runner" sweep cut.yaml --parallel 1 >cut1.log 2>&1 || fail "the first submission: $(cat cut1.log)"
+job=$(sed -n 's/.*as SLURM job \([0-9]*\).*/\1/p' cut1.log)
+[[ -n $job ]] || fail "no job id: $(cat cut1.log)"
+C=sweeps/cut
+for _ in $(seq 600); do [[ -f $C/trial-0000/checkpoints/last.pt ]] && break; sleep 0.2; done
+[[ -f $C/trial-0000/checkpoints/last.pt ]] || fail "trial 0 saved no last.pt: $(cat $C/slurm/logs/*.out)"
+scancel "$job"
+slurm_job_until_ended "$job" 120 || fail "the cancelled workers did not end"
+timeout 300 "$runner" sweep cut.yaml --parallel 1 --wait >cut2.log 2>&1 ||
+  fail "submitted again: $(tail -5 cut2.log; tail -5 $C/slurm/logs/*.out)"
+second=$(sed -n 's/.*as SLURM job \([0-9]*\).*/\1/p' cut2.log)
+grep -q "point trial-0000 did not finish before: continuing it from its checkpoints/last.pt" \
+  $C/slurm/logs/${second}_0.out || fail "trial 0 was not continued: $(cat $C/slurm/logs/${second}_0.out)"
+[[ $(trials_in "$url" cut) == "2 complete=2" ]] || fail "the study after the cut: $(trials_in "$url" cut)"
+[[ ! -e $C/trial-0002 ]] || fail "a third trial was asked"
 
 # ---- bad input: one line, exit 2, no trial ----
 bad() {

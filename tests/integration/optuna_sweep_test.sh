@@ -80,6 +80,19 @@ rows = [r for r in csv.DictReader(open(sys.argv[1]))]
 values = [float(r["best accuracy"]) for r in rows if r["best accuracy"] not in ("", "n/a")]
 assert values and values[0] == max(values), values
 EOF
+# The sweep's page: each pruned trial's curves end at the epoch it stopped, its status says so.
+"$python" - $S/report.html "$pruned" <<'PY' || fail "report.html: the pruned trials' curves and status"
+import json, re, sys
+html = open(sys.argv[1]).read()
+found = re.search(r'<script type="application/json" id="runner-data">(.*?)</script>', html, re.S)
+series = [m for m in json.loads(found.group(1))["metrics"] if m["x"] == "epoch" and "accuracy" in m["id"]]
+assert series, "no per-epoch accuracy chart"
+lengths = [len(points) for points in series[0]["runs"]]
+pruned = int(sys.argv[2])
+assert len(lengths) == 6 and lengths.count(3) == 6 - pruned, lengths
+assert all(0 < n < 3 for n in lengths if n != 3), lengths
+assert html.count("pruned after epoch") >= pruned, "the pruned trials' status"
+PY
 "$runner" sweep search.yaml >again.log 2>&1 || fail "run again: $(tail -5 again.log)"
 grep -q " started: " again.log && fail "a finished study ran trials again: $(cat again.log)"
 [[ $(trials_in $S/study.journal search) == "6 "* ]] || fail "the study grew: $(trials_in $S/study.journal search)"

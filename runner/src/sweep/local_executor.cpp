@@ -28,40 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// What a point needs to run beside others.
-struct PointNeeds {
-  int gpus = 0;                        ///< GPUs to take from the pool (0: CPU, or its own gpu_ids)
-  std::vector<std::string> overrides;  ///< threads / port settings for running side by side
-};
-
-PointNeeds needs_of(const SweepBook& book, size_t i, const LocalExecutorOptions& options,
-                    int points_at_once) {
-  const config::LaunchOptions& launch = book.sweep().points[i].experiment.options.launch;
-  const std::string& device = launch.device;
-  const int local_ranks = launch.num_processes;
-  PointNeeds needs;
-  // Two points' launchers must not both take the default rendezvous port.
-  if (launch.nnodes == 1) needs.overrides.push_back("launch.master_port=0");
-  const bool cuda = device == "cuda" || (device == "auto" && options.gpu_count > 0);
-  if (cuda) {
-    // A point that names its GPUs keeps them (sharing was asked for); others get a slice.
-    if (launch.gpu_ids.empty()) needs.gpus = local_ranks;
-    if (needs.gpus > options.gpu_count)
-      throw ConfigError(fmt::format(
-          "sweep point {} needs {} GPUs (launch.num_processes) but this machine has {}: "
-          "lower launch.num_processes or run the sweep with --executor slurm",
-          book.sweep().points[i].id, needs.gpus, options.gpu_count));
-  } else if (launch.threads_per_process == 0) {
-    const int threads = std::max(1, options.cpu_cores / (points_at_once * local_ranks));
-    needs.overrides.push_back("launch.threads_per_process=" + std::to_string(threads));
-  }
-  return needs;
-}
-
-std::string gpu_list(const std::vector<int>& ids) {
-  return fmt::format("[{}]", fmt::join(ids, ","));
-}
-
 // Claims point i for this command; else says who runs it and leaves it to them (`elsewhere`).
 bool claim_or_leave(SweepBook& book, size_t i, std::vector<size_t>& elsewhere) {
   if (book.claim_point(i)) return true;
@@ -130,7 +96,9 @@ int run_side_by_side(SweepBook& book, const std::vector<size_t>& todo,
   // Cores are shared by the points that really run at once (fewer than N near the end).
   const int at_once = std::min(options.parallel, static_cast<int>(todo.size()));
   std::vector<PointNeeds> needs(book.rows().size());
-  for (size_t i : todo) needs[i] = needs_of(book, i, options, at_once);  // may refuse first
+  for (size_t i : todo)
+    needs[i] = needs_beside_others(book.sweep().points[i], options.gpu_count, options.cpu_cores,
+                                   at_once);  // may refuse first
 
   struct Running {
     size_t point;

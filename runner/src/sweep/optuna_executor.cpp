@@ -19,6 +19,7 @@
 #include "output/run_summary.hpp"
 #include "runner/error.hpp"
 #include "runner_optuna_bridge.hpp"
+#include "sweep/gpu_pool.hpp"
 #include "train/trial_reports.hpp"
 #include "util/atomic_file.hpp"
 #include "util/child_process.hpp"
@@ -82,6 +83,7 @@ struct RunningTrial {
   size_t point = 0;
   size_t child = 0;
   int number = 0;
+  std::vector<int> gpus;     ///< the GPUs it took from the pool
   std::set<int64_t> judged;  ///< epochs the study has judged
 };
 
@@ -93,7 +95,11 @@ enum class Listing { kOpen, kAdopt, kRows };
 class OptunaSweep {
  public:
   OptunaSweep(SweepBook& book, const OptunaExecutorOptions& options)
-      : book_(book), sweep_(book.sweep()), options_(options), study_(sweep_.name) {}
+      : book_(book),
+        sweep_(book.sweep()),
+        options_(options),
+        study_(sweep_.name),
+        gpus_(options.gpu_count) {}
 
   int run();
   int summarize();
@@ -108,7 +114,9 @@ class OptunaSweep {
   /// The study's state of trial `number` now ("running", "complete", "pruned", "fail").
   std::string state_of(int number);
   bool start_next(util::Supervisor& supervisor);
-  void start(util::Supervisor& supervisor, size_t i, int number);
+  /// Starts claimed trial `number` as point i; false (it waits in adopted_) while the GPUs it
+  /// needs are taken.
+  bool start(util::Supervisor& supervisor, size_t i, int number);
   void judge_epochs(RunningTrial& r);
   void finish(const RunningTrial& r, const util::ChildExit& exit);
   /// summary.csv/md with every trial of the study (other workers' too), as it stands.
@@ -128,6 +136,8 @@ class OptunaSweep {
   bool exhausted_ = false;
   std::chrono::steady_clock::time_point last_listing_{};
   std::vector<RunningTrial> running_;
+  GpuPool gpus_;
+  int base_gpus_ = 0;  ///< the GPUs a trial of the base's shape takes
 };
 
 std::string OptunaSweep::state_of(int number) {
@@ -229,10 +239,10 @@ bool OptunaSweep::start_next(util::Supervisor& supervisor) {
   if (!adopted_.empty()) {
     const auto [i, number] = adopted_.back();
     adopted_.pop_back();
-    start(supervisor, i, number);
-    return true;
+    return start(supervisor, i, number);
   }
   if (exhausted_) return false;
+  if (gpus_.free_count() < base_gpus_) return false;  // asked now, it would wait for GPUs
   const json asked = study_.ask(
       {{"op", "ask"}, {"trials", sweep_.doc.at("trials")}, {"point", "trial-{number:04d}"}});
   const int number = asked.at("number").get<int>();
@@ -267,19 +277,27 @@ bool OptunaSweep::start_next(util::Supervisor& supervisor) {
     return true;
   }
   mine_.insert(number);
-  start(supervisor, i, number);
+  start(supervisor, i, number);  // where its GPUs are taken, it waits in adopted_
   return true;
 }
 
-void OptunaSweep::start(util::Supervisor& supervisor, size_t i, int number) {
+bool OptunaSweep::start(util::Supervisor& supervisor, size_t i, int number) {
+  // Its own GPUs (a slice of the machine's, as points side by side get) or its share of cores.
+  const PointNeeds needs = needs_beside_others(sweep_.points[i], options_.gpu_count,
+                                               options_.cpu_cores, options_.parallel);
+  std::vector<std::string> extra = needs.overrides;
+  std::vector<int> gpus;
+  if (needs.gpus > 0) {
+    const auto taken = gpus_.take(needs.gpus);
+    if (!taken) {  // wait for a running trial to give its GPUs back
+      adopted_.emplace_back(i, number);
+      return false;
+    }
+    gpus = *taken;
+    extra.push_back("launch.gpu_ids=" + gpu_list(gpus));
+  }
   const PointStart begin = book_.prepare_point(i);
   if (!begin.note.empty()) std::cout << begin.note << "\n";
-  std::vector<std::string> extra = {"launch.master_port=0"};
-  const config::LaunchOptions& launch = book_.sweep().points[i].experiment.options.launch;
-  if (launch.threads_per_process == 0)
-    extra.push_back("launch.threads_per_process=" +
-                    std::to_string(std::max(
-                        1, options_.cpu_cores / (options_.parallel * launch.num_processes))));
   std::error_code ec;
   fs::remove_all(reports_of(i), ec);  // an earlier attempt's epochs are judged again as it runs
   const std::string log = (book_.run_dir(i) / "output.log").string();
@@ -297,10 +315,11 @@ void OptunaSweep::start(util::Supervisor& supervisor, size_t i, int number) {
   const size_t child = supervisor.start(spec);
   book_.rows()[i].status = "running";
   book_.rows()[i].log_path = log;
-  running_.push_back({i, child, number, {}});
+  running_.push_back({i, child, number, gpus, {}});
   std::cout << fmt::format("sweep {}: trial {} started: {} (output: {})\n", sweep_.name,
                            book_.sweep().points[i].id, book_.sweep().points[i].values.dump(), log)
             << std::flush;
+  return true;
 }
 
 // The epochs the trial's run has reported since: each to the study's pruner, its decision
@@ -348,6 +367,11 @@ void OptunaSweep::finish(const RunningTrial& r, const util::ChildExit& exit) {
 }
 
 int OptunaSweep::run() {
+  SweepPoint base;  // the trials' shape: refused here when it needs more GPUs than there are
+  base.id = "base";
+  base.experiment = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
+  base_gpus_ =
+      needs_beside_others(base, options_.gpu_count, options_.cpu_cores, options_.parallel).gpus;
   open();
   take_listing(Listing::kOpen);
   util::Supervisor supervisor;
@@ -358,7 +382,8 @@ int OptunaSweep::run() {
            start_next(supervisor)) {
     }
     if (running_.empty()) break;
-    const std::vector<size_t> ended = supervisor.wait(50, &signals);
+    // Every 10 ms: a trial waits for its epoch's decision no longer than that (and the study).
+    const std::vector<size_t> ended = supervisor.wait(10, &signals);
     for (const int signo : signals.take()) {
       interrupted = true;
       supervisor.signal_all(signo);
@@ -369,6 +394,7 @@ int OptunaSweep::run() {
                                    [&](const RunningTrial& r) { return r.child == child; });
       const RunningTrial done = *it;
       running_.erase(it);
+      gpus_.give_back(done.gpus);
       if (interrupted) {  // the study keeps it running: the next command continues it
         book_.release_point(done.point);
         book_.rows()[done.point].status = "pending";

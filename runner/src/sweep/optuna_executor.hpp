@@ -17,6 +17,7 @@ struct OptunaExecutorOptions {
   std::string executable;  ///< this runner
   int parallel = 1;        ///< trials at once
   int cpu_cores = 1;
+  int gpu_count = 0;  ///< CUDA devices here: trials on CUDA side by side get their own
   /// One of several commands on the study (a SLURM worker): a trial another live command runs
   /// is left to it, not waited for.
   bool worker = false;

@@ -55,15 +55,12 @@ int run_sweep(const sweep::Sweep& sweep, const SweepRunOptions& options) {
       workers.wait = options.wait;
       const int code = submit_optuna_workers(book, workers);
       if (code != 0 || !options.wait) return code;
-    } else if (options.gpu_count > 0 && parallel > 1 && !options.summary_only) {
-      throw ConfigError(
-          "runner sweep: search: optuna runs one trial at a time on a machine "
-          "with GPUs for now (--parallel 1): its trials do not get GPU slices yet");
     }
     OptunaExecutorOptions optuna;
     optuna.executable = options.executable;
     optuna.parallel = options.worker ? 1 : std::max(1, parallel);
     optuna.cpu_cores = util::usable_cpu_cores();
+    optuna.gpu_count = options.gpu_count;
     optuna.worker = options.worker;
     // After the workers ended (--wait), what they found is the summary.
     optuna.summary_only = options.summary_only || executor == "slurm";
