@@ -18,10 +18,11 @@ APT_BUILD_PACKAGES := build-essential cmake ninja-build ccache pkg-config git \
   libjs-chart.js libarchive-dev \
   dataset-fashion-mnist procps
 # qemu-user-static: an AVX2-only CPU for the tests of instruction sets (isa_avx2_test.sh);
-# postgresql-15: the throwaway server of the Optuna SLURM test (optuna_slurm_test.sh).
+# postgresql-15: the throwaway server of the Optuna SLURM test (optuna_slurm_test.sh);
+# nginx-light: the web server the remote shards test serves shards from.
 APT_TEST_PACKAGES := clang-14 libclang-rt-14-dev clang-format \
   python3-jsonschema python3-yaml python3-opencv chromium chromium-driver python3-selenium \
-  slurm-wlm munge iproute2 qemu-user-static postgresql-15
+  slurm-wlm munge iproute2 qemu-user-static postgresql-15 nginx-light
 PYTHON_STAMP := $(BUILD_DIR)/.python-installed
 DEPS_STAMP := $(BUILD_DIR)/.deps-installed
 TEST_DEPS_STAMP := $(BUILD_DIR)/.test-deps-installed

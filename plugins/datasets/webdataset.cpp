@@ -4,6 +4,8 @@
 // "n01/img_000123.cls" are sample "n01/img_000123"); its image is the .jpg, .jpeg, .png or .webp
 // file, its label the .cls file's integer or a field of its .json file. Shards are listed once
 // (tar_index.hpp: offsets, no image bytes read), then each sample is one read at its offset.
+// Remote shards (http, https, pipe:) are fetched whole into data.dataset.cache_dir first
+// (remote_shards.hpp) and read from there.
 
 #include <algorithm>
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include "brace_pattern.hpp"
 #include "datasets.hpp"
 #include "image_files.hpp"
+#include "remote_shards.hpp"
 #include "runner/error.hpp"
 #include "tar_index.hpp"
 
@@ -121,6 +124,7 @@ class WebDataset : public Dataset, public ShardedDataset, public EncodedDataset 
 
 struct SplitOptions {
   std::string root, label_key;
+  FetchOptions fetch;  ///< remote shards (http, https, pipe:): where they are kept, the tries
   bool color = true;
   size_t shuffle_buffer = 0;
   bool labels_required = true;  ///< train and val: every sample has a label
@@ -190,18 +194,31 @@ std::shared_ptr<Dataset> make_split(const std::string& urls, const SplitOptions&
     throw ConfigError(key + ": " + error.what());
   }
   std::vector<std::string> shards;
+  size_t remote = 0;
   for (const std::string& name : names) {
+    if (is_remote_url(name)) {
+      if (o.fetch.cache_dir.empty())
+        throw ConfigError(key + ": " + name +
+                          " is a remote shard: set data.dataset.cache_dir to a folder that keeps "
+                          "the shards read from it (remote shards are read through that cache)");
+      shards.push_back(name);
+      ++remote;
+      continue;
+    }
     const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : fs::path(o.root) / name;
     shards.push_back(path.lexically_normal().string());
   }
   if (shards.empty()) throw ConfigError(key + ": names no shard");
   std::vector<std::string> missing;
   for (const auto& shard : shards)
-    if (!fs::is_regular_file(shard)) missing.push_back(shard);
+    if (!is_remote_url(shard) && !fs::is_regular_file(shard)) missing.push_back(shard);
   if (!missing.empty())
     throw ConfigError(key + ": " + std::to_string(missing.size()) + " of " +
                       std::to_string(shards.size()) + " shards missing, the first " +
                       missing.front() + "; check data.dataset.root and the pattern");
+  // Each remote shard fetched whole into the cache once (front to back), then read as a file.
+  for (std::string& shard : shards)
+    if (is_remote_url(shard)) shard = cached_shard(shard, o.fetch);
   std::vector<ShardSample> samples;
   std::vector<size_t> sizes;
   for (size_t k = 0; k < shards.size(); ++k)
@@ -217,8 +234,10 @@ std::shared_ptr<Dataset> make_split(const std::string& urls, const SplitOptions&
                                  [](const ShardSample& s) { return s.label < 0; })
                         ->key +
                     ")");
-  const std::string description = std::to_string(shards.size()) + " shard" +
-                                  (shards.size() == 1 ? "" : "s") + " " + urls + " in " + o.root;
+  const std::string description =
+      std::to_string(shards.size()) + " shard" + (shards.size() == 1 ? "" : "s") + " " + urls +
+      (remote == shards.size() ? "" : " in " + o.root) +
+      (remote > 0 ? ", " + std::to_string(remote) + " cached in " + o.fetch.cache_dir : "");
   return std::make_shared<WebDataset>(std::move(shards), std::move(sizes), std::move(samples),
                                       o.color, o.shuffle_buffer, labelled, description);
 }
@@ -236,6 +255,9 @@ DatasetSplits make_webdataset(const nlohmann::json& params, const DatasetContext
   o.label_key = params.at("label_key").get<std::string>();
   o.color = params.at("mode").get<std::string>() == "color";
   o.shuffle_buffer = params.at("shuffle_buffer").get<size_t>();
+  if (params.at("cache_dir").is_string())
+    o.fetch.cache_dir = resolve_path(params.at("cache_dir").get<std::string>(), context.config_dir);
+  o.fetch.retries = params.at("retries").get<int>();
   if (!fs::is_directory(o.root))
     throw DataError("dataset webdataset: '" + o.root +
                     "' is not a folder; set data.dataset.root to the shards' folder");
@@ -269,16 +291,36 @@ void register_webdataset(Registry<DatasetFactory>& registry) {
       {"root",
        {{"type", "string"},
         {"x-runner-path", "folder"},
+        {"default", "."},
         {"description",
-         "Folder the shards are in (urls are relative to it). Relative to the "
-         "file that sets it."}}},
+         "Folder the shards are in (urls that are paths are relative to it). Relative to the "
+         "file that sets it; default: that file's folder."}}},
       {"urls",
        {{"type", "string"},
         {"minLength", 1},
         {"description",
          "The training shards: a brace pattern as WebDataset writes it, e.g. "
          "'train-{000000..000099}.tar' (zero-padded range), '{a,b}.tar', several joined by "
-         "'::'. Uncompressed tar files; every one must exist."}}},
+         "'::'. Uncompressed tar files; every one must exist. A url may be remote, as "
+         "WebDataset writes them: 'https://host/train-{000000..000099}.tar' (libcurl: "
+         "redirects, TLS, ~/.netrc, headers from RUNNER_HTTP_HEADERS) or 'pipe:CMD' (a "
+         "command whose stdout is the tar, e.g. 'pipe:aws s3 cp s3://b/train-000001.tar -'); "
+         "remote shards need cache_dir."}}},
+      {"cache_dir",
+       {{"type", {"string", "null"}},
+        {"default", nullptr},
+        {"description",
+         "Folder that keeps the remote shards (WebDataset's cache_dir): each is fetched whole "
+         "once, under a temporary name renamed when whole, and read from there by every later "
+         "epoch and run. Relative to the file that sets it; created when missing."}}},
+      {"retries",
+       {{"type", "integer"},
+        {"minimum", 0},
+        {"default", 3},
+        {"description",
+         "Tries after the first for a remote shard whose fetch failed (a dropped connection "
+         "continues at the byte it stopped at; a pipe command starts again), 1, 2, 4 ... "
+         "seconds apart; then the run stops naming the URL. HTTP 404 and 403 are not retried."}}},
       {"val_urls",
        {{"type", {"string", "null"}},
         {"default", nullptr},
@@ -316,7 +358,7 @@ void register_webdataset(Registry<DatasetFactory>& registry) {
       "webdataset", make_webdataset,
       {{"type", "object"},
        {"additionalProperties", false},
-       {"required", {"root", "urls"}},
+       {"required", {"urls"}},
        {"description",
         "Tar shards in WebDataset's layout; a training epoch reads shard by shard, each rank "
         "its own shards (docs/data.md, Shards)."},

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""WebDataset shards where people keep them (issue 72, first part): experiments/make_shards.py's
+Fashion-MNIST shards served by a real HTTP server (Debian's nginx-light, started here on a free
+port with its own config and root, stopped after) and read through `pipe:cat`, each kept in
+data.dataset.cache_dir:
+
+- a run whose urls are http:// trains exactly as the run on the local files (the same epoch
+  losses and accuracies), each shard fetched once (nginx's access log), the cache holding whole
+  shards only; with the server stopped, a second run reads the cache;
+- pipe:cat urls train as the local files do;
+- a server that is down when the run starts is retried with backoff: started 2 s later, the run
+  trains;
+- what users get wrong is one line, exit 2, before any rank starts: a 404 (the URL and the
+  status), a pipe command that fails (its exit status and stderr), a remote url without
+  cache_dir.
+Usage: webdataset_remote_test.py RUNNER SOURCE_DIR
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from engine_lib import check, finish, free_port, metrics, run, tmpdir, write
+
+SOURCE = sys.argv[2]
+FMNIST = "/usr/share/datasets/fashion-mnist"
+NGINX = "/usr/sbin/nginx"
+EXPERIMENT = os.path.join(SOURCE, "experiments", "fashion_shards.yaml")
+
+
+class Nginx:
+    """nginx serving `root` on 127.0.0.1:port, its files in `home`."""
+
+    def __init__(self, home, root):
+        self.home, self.port, self.process = home, free_port(), None
+        os.makedirs(os.path.join(home, "tmp"), exist_ok=True)
+        self.log = os.path.join(home, "access.log")
+        write(os.path.join(home, "nginx.conf"), f"""
+daemon off;
+worker_processes 1;
+pid {home}/nginx.pid;
+error_log {home}/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log {self.log};
+  client_body_temp_path {home}/tmp;
+  proxy_temp_path {home}/tmp;
+  fastcgi_temp_path {home}/tmp;
+  uwsgi_temp_path {home}/tmp;
+  scgi_temp_path {home}/tmp;
+  server {{ listen 127.0.0.1:{self.port}; root {root}; }}
+}}
+""")
+
+    def start(self):
+        self.process = subprocess.Popen([NGINX, "-p", self.home, "-c", "nginx.conf"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        for _ in range(100):
+            if os.path.exists(os.path.join(self.home, "nginx.pid")):
+                return
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+            self.process = None
+
+    def gets(self):
+        """The paths of the GET requests answered so far, with their status."""
+        if not os.path.exists(self.log):
+            return []
+        return [(line.split('"')[1].split()[1], line.split('"')[2].split()[0])
+                for line in open(self.log) if '"GET ' in line]
+
+
+def epoch_results(folder):
+    return [(round(r["loss"], 5), r.get("val_accuracy")) for r in metrics(folder, "epoch")]
+
+
+def main():
+    if not os.path.isdir(FMNIST):
+        print(f"SKIP: {FMNIST} missing (apt-get install dataset-fashion-mnist)")
+        return 77
+    if not os.path.exists(NGINX):
+        if os.environ.get("CI") == "true":
+            print("FAIL: CI must run the remote shards test: nginx-light is not installed")
+            return 1
+        print("SKIP: nginx-light is not installed (make test installs it)")
+        return 77
+    tmp = tmpdir()
+    os.chmod(tmp, 0o755)  # nginx's worker (nobody) reads the shards
+    shards = os.path.join(tmp, "shards")
+    subprocess.run([sys.executable, os.path.join(SOURCE, "experiments", "make_shards.py"), shards],
+                   check=True, capture_output=True)
+    server = Nginx(os.path.join(tmp, "nginx"), shards)
+    server.start()
+    base = f"http://127.0.0.1:{server.port}"
+    one_rank = ["--set", "launch.num_processes=1", "--set", "train.epochs=2",
+                "--set", "predict.enabled=false"]
+
+    def remote(prefix, cache):
+        return ["--set", "data.dataset.root=.",  # the experiment's own folder: no shards there
+                "--set", f"data.dataset.urls={prefix}train-{{000000..000007}}.tar",
+                "--set", f"data.dataset.val_urls={prefix}val-{{000000..000001}}.tar",
+                "--set", "data.dataset.test_urls=null", "--set", f"data.dataset.cache_dir={cache}"]
+
+    try:
+        local = os.path.join(tmp, "local")
+        code, out = run("run", [EXPERIMENT, "--set", f"data.dataset.root={shards}",
+                                "--set", "data.dataset.test_urls=null", "--set",
+                                f"output.run_dir={local}"] + one_rank, timeout=300)
+        expected = epoch_results(local) if code == 0 else None
+        check(code == 0 and expected, f"the local run: {out[-800:]}")
+
+        # Over http: the same training, each shard fetched once, whole shards in the cache.
+        cache = os.path.join(tmp, "cache")
+        http_run = os.path.join(tmp, "http")
+        code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={http_run}"] + one_rank +
+                        remote(base + "/", cache), timeout=300)
+        check(code == 0 and epoch_results(http_run) == expected,
+              f"the http run trains as the local one: {out[-800:]}")
+        fetched = sorted(path for path, status in server.gets())
+        check(fetched == sorted([f"/train-{k:06d}.tar" for k in range(8)] +
+                                [f"/val-{k:06d}.tar" for k in range(2)]),
+              f"each shard fetched once: {fetched}")
+        cached = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+        check(len(cached) == 10 and all(name.endswith(".tar") for name in cached) and
+              all(os.path.getsize(os.path.join(cache, n)) ==
+                  os.path.getsize(os.path.join(shards, n.split("-", 1)[1])) for n in cached),
+              f"the cache holds the 10 whole shards, named after them: {cached}")
+        server.stop()
+        again = os.path.join(tmp, "again")
+        code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={again}"] + one_rank +
+                        remote(base + "/", cache), timeout=300)
+        check(code == 0 and epoch_results(again) == expected,
+              f"with the server stopped, the cache serves the shards: {out[-800:]}")
+
+        # pipe: a command whose stdout is the shard.
+        piped = os.path.join(tmp, "piped")
+        code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={piped}"] + one_rank +
+                        remote(f"pipe:cat {shards}/", os.path.join(tmp, "cache_pipe")), timeout=300)
+        check(code == 0 and epoch_results(piped) == expected,
+              f"pipe:cat urls train as the local files: {out[-800:]}")
+
+        # A server down at the start: retried with backoff (1, 2, 4 s), up 2 s later: it trains.
+        late = os.path.join(tmp, "late")
+        command = [sys.argv[1], "run", EXPERIMENT, "--set", f"output.run_dir={late}"] + one_rank + \
+            remote(base + "/", os.path.join(tmp, "cache_late"))
+        started = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=dict(os.environ, OMP_NUM_THREADS="1"))
+        time.sleep(2)
+        server.start()
+        out = started.communicate(timeout=300)[0].decode(errors="replace")
+        check(started.returncode == 0 and epoch_results(late) == expected,
+              f"a server up after the first try: retried, trained: {out[-800:]}")
+
+        # One line, exit 2, before any rank: a 404, a failing command, no cache_dir.
+        for what, extra, words in (
+                ("a missing shard (404)", ["--set", f"data.dataset.urls={base}/nothing-{{0..1}}.tar",
+                                           "--set", "data.dataset.retries=0"],
+                 f"{base}/nothing-0.tar: HTTP 404"),
+                ("a command that fails", ["--set", "data.dataset.urls=pipe:cat /no/such.tar"],
+                 "pipe:cat /no/such.tar: the command exited with status 1: cat: /no/such.tar"),
+                ("no cache_dir", ["--set", "data.dataset.cache_dir=null"],
+                 "set data.dataset.cache_dir")):
+            folder = os.path.join(tmp, "bad")
+            args = [EXPERIMENT] + one_rank + remote(base + "/", os.path.join(tmp, "cache_bad")) + \
+                extra + ["--set", "data.dataset.retries=1"] * (what != "a missing shard (404)")
+            for command, more in (("validate", []), ("run", ["--set", f"output.run_dir={folder}"])):
+                code, out = run(command, args + more, expect=None, timeout=120)
+                lines = [line for line in out.splitlines() if line.strip()]
+                check(code == 2 and len(lines) == 1 and words in lines[0] and "rank" not in out,
+                      f"{what}: runner {command}: exit {code}, one line saying {words!r}:\n{out[-600:]}")
+            check(not os.path.exists(folder), f"{what}: the run folder was made")
+        leftovers = [n for n in os.listdir(os.path.join(tmp, "cache_bad"))] \
+            if os.path.isdir(os.path.join(tmp, "cache_bad")) else []
+        check(not leftovers, f"a failed fetch leaves nothing in the cache: {leftovers}")
+    finally:
+        server.stop()
+    return finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
