@@ -9,7 +9,9 @@ data.dataset.cache_dir:
   shards only; with the server stopped, a second run reads the cache;
 - pipe:cat urls train as the local files do;
 - a server that is down when the run starts is retried with backoff: started 2 s later, the run
-  trains;
+  trains; a server killed mid-shard (nginx's limit_rate slowing it) and back 0.3 s later: the
+  fetch continues at the byte it stopped at (HTTP Range, a 206 in the access log), the cached
+  shard is whole and the run trains as the local one;
 - what users get wrong is one line, exit 2, before any rank starts: a 404 (the URL and the
   status), a pipe command that fails (its exit status and stderr), a remote url without
   cache_dir.
@@ -32,12 +34,13 @@ EXPERIMENT = os.path.join(SOURCE, "experiments", "fashion_shards.yaml")
 class Nginx:
     """nginx serving `root` on 127.0.0.1:port, its files in `home`."""
 
-    def __init__(self, home, root):
+    def __init__(self, home, root, server_extra=""):
         self.home, self.port, self.process = home, free_port(), None
         os.makedirs(os.path.join(home, "tmp"), exist_ok=True)
         self.log = os.path.join(home, "access.log")
         write(os.path.join(home, "nginx.conf"), f"""
 daemon off;
+master_process off;
 worker_processes 1;
 pid {home}/nginx.pid;
 error_log {home}/error.log;
@@ -49,7 +52,7 @@ http {{
   fastcgi_temp_path {home}/tmp;
   uwsgi_temp_path {home}/tmp;
   scgi_temp_path {home}/tmp;
-  server {{ listen 127.0.0.1:{self.port}; root {root}; }}
+  server {{ listen 127.0.0.1:{self.port}; root {root}; {server_extra} }}
 }}
 """)
 
@@ -60,6 +63,13 @@ http {{
             if os.path.exists(os.path.join(self.home, "nginx.pid")):
                 return
             time.sleep(0.05)
+
+    def kill(self):
+        """Gone mid-answer, as a crashed server: its open connections drop."""
+        self.process.kill()
+        self.process.wait(timeout=20)
+        self.process = None
+        os.remove(os.path.join(self.home, "nginx.pid"))
 
     def stop(self):
         if self.process:
@@ -155,6 +165,39 @@ def main():
         out = started.communicate(timeout=300)[0].decode(errors="replace")
         check(started.returncode == 0 and epoch_results(late) == expected,
               f"a server up after the first try: retried, trained: {out[-800:]}")
+
+        # The server killed mid-shard and back 0.3 s later: the fetch continues at the byte it
+        # stopped at (a 206 answer to a Range request), and the cached shards are whole.
+        slow = Nginx(os.path.join(tmp, "nginx_slow"), shards, "limit_rate 100k;")
+        slow.start()
+        cut_cache = os.path.join(tmp, "cache_cut")
+        cut = os.path.join(tmp, "cut")
+        command = [sys.argv[1], "run", EXPERIMENT, "--set", f"output.run_dir={cut}"] + one_rank + \
+            remote(f"http://127.0.0.1:{slow.port}/", cut_cache)
+        started = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=dict(os.environ, OMP_NUM_THREADS="1"))
+        partial = 0
+        for _ in range(400):
+            parts = [n for n in os.listdir(cut_cache) if ".part-" in n] \
+                if os.path.isdir(cut_cache) else []
+            partial = os.path.getsize(os.path.join(cut_cache, parts[0])) if parts else 0
+            if partial > 20000:
+                break
+            time.sleep(0.025)
+        slow.kill()
+        time.sleep(0.3)
+        slow.start()
+        out = started.communicate(timeout=300)[0].decode(errors="replace")
+        slow.stop()
+        ranged = [path for path, status in slow.gets() if status == "206"]
+        check(partial > 20000 and started.returncode == 0 and epoch_results(cut) == expected and
+              len(ranged) >= 1,
+              f"cut mid-shard at byte {partial}: continued with Range ({ranged}), trained as "
+              f"the local run: {out[-800:]}")
+        whole = all(open(os.path.join(cut_cache, n), "rb").read() ==
+                    open(os.path.join(shards, n.split("-", 1)[1]), "rb").read()
+                    for n in os.listdir(cut_cache))
+        check(whole and len(os.listdir(cut_cache)) == 10, "the cut shard is cached whole")
 
         # One line, exit 2, before any rank: a 404, a failing command, no cache_dir.
         for what, extra, words in (
