@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +170,25 @@ Attempt fetch_pipe(const std::string& command, const std::string& part) {
   return {false, true, "the command " + how + (last.empty() ? "" : ": " + last)};
 }
 
+// flock(2) on the cache's lock file while it lives; nothing where the filesystem has no locks.
+class FetchLock {
+ public:
+  explicit FetchLock(const std::string& file)
+      : fd_(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0)
+      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+      }
+  }
+  ~FetchLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FetchLock(const FetchLock&) = delete;
+  FetchLock& operator=(const FetchLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 bool is_remote_url(const std::string& url) {
@@ -190,6 +210,10 @@ std::string cached_shard(const std::string& url, const FetchOptions& options) {
   if (ec)
     throw ConfigError("data.dataset.cache_dir " + options.cache_dir + ": cannot create it (" +
                       ec.message() + "); set it to a folder this user can write");
+  // One fetch into the cache at a time (the ranks of a torchrun world, two runs on one cache):
+  // the others wait, then find the shard there instead of fetching it again.
+  const FetchLock lock((fs::path(options.cache_dir) / ".fetch.lock").string());
+  if (fs::is_regular_file(path)) return path;
   // Our own partial file: ranks fetching one shard at once each write theirs, and rename the
   // same bytes to the same name.
   const std::string part = path + ".part-" + std::to_string(::getpid());

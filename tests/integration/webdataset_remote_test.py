@@ -11,7 +11,8 @@ data.dataset.cache_dir:
 - a server that is down when the run starts is retried with backoff: started 2 s later, the run
   trains; a server killed mid-shard (nginx's limit_rate slowing it) and back 0.3 s later: the
   fetch continues at the byte it stopped at (HTTP Range, a 206 in the access log), the cached
-  shard is whole and the run trains as the local one;
+  shard is whole and the run trains as the local one; two commands filling one cache at once
+  fetch each shard once;
 - what users get wrong is one line, exit 2, before any rank starts: a 404 (the URL and the
   status), a pipe command that fails (its exit status and stderr), a remote url without
   cache_dir.
@@ -135,7 +136,8 @@ def main():
         check(fetched == sorted([f"/train-{k:06d}.tar" for k in range(8)] +
                                 [f"/val-{k:06d}.tar" for k in range(2)]),
               f"each shard fetched once: {fetched}")
-        cached = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+        cached = sorted(n for n in os.listdir(cache) if not n.startswith(".")) \
+            if os.path.isdir(cache) else []
         check(len(cached) == 10 and all(name.endswith(".tar") for name in cached) and
               all(os.path.getsize(os.path.join(cache, n)) ==
                   os.path.getsize(os.path.join(shards, n.split("-", 1)[1])) for n in cached),
@@ -194,10 +196,25 @@ def main():
               len(ranged) >= 1,
               f"cut mid-shard at byte {partial}: continued with Range ({ranged}), trained as "
               f"the local run: {out[-800:]}")
+        kept = [n for n in os.listdir(cut_cache) if not n.startswith(".")]
         whole = all(open(os.path.join(cut_cache, n), "rb").read() ==
-                    open(os.path.join(shards, n.split("-", 1)[1]), "rb").read()
-                    for n in os.listdir(cut_cache))
-        check(whole and len(os.listdir(cut_cache)) == 10, "the cut shard is cached whole")
+                    open(os.path.join(shards, n.split("-", 1)[1]), "rb").read() for n in kept)
+        check(whole and len(kept) == 10, f"the cut shard is cached whole: {kept}")
+
+        # Two commands filling one cache at once (as a torchrun world's ranks do): each shard is
+        # fetched once, the second command waits for the first's fetches and reads them.
+        shared = Nginx(os.path.join(tmp, "nginx_shared"), shards, "limit_rate 400k;")
+        shared.start()
+        both = [subprocess.Popen([sys.argv[1], "validate", EXPERIMENT] + one_rank +
+                                 remote(f"http://127.0.0.1:{shared.port}/",
+                                        os.path.join(tmp, "cache_shared")),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                for _ in range(2)]
+        outs = [p.communicate(timeout=300)[0].decode(errors="replace") for p in both]
+        shared.stop()
+        fetched = sorted(path for path, status in shared.gets())
+        check(all(p.returncode == 0 for p in both) and len(fetched) == 10 == len(set(fetched)),
+              f"two commands on one cache fetch each shard once: {fetched}: {outs[0][-300:]}")
 
         # One line, exit 2, before any rank: a 404, a failing command, no cache_dir.
         for what, extra, words in (
@@ -217,7 +234,7 @@ def main():
                 check(code == 2 and len(lines) == 1 and words in lines[0] and "rank" not in out,
                       f"{what}: runner {command}: exit {code}, one line saying {words!r}:\n{out[-600:]}")
             check(not os.path.exists(folder), f"{what}: the run folder was made")
-        leftovers = [n for n in os.listdir(os.path.join(tmp, "cache_bad"))] \
+        leftovers = [n for n in os.listdir(os.path.join(tmp, "cache_bad")) if n != ".fetch.lock"] \
             if os.path.isdir(os.path.join(tmp, "cache_bad")) else []
         check(not leftovers, f"a failed fetch leaves nothing in the cache: {leftovers}")
     finally:
