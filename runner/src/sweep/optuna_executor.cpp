@@ -99,6 +99,7 @@ class OptunaSweep {
         sweep_(book.sweep()),
         options_(options),
         study_(sweep_.name),
+        base_(config::load_experiment(sweep_.base_path, sweep_.set_overrides)),
         gpus_(options.gpu_count) {}
 
   int run();
@@ -130,6 +131,7 @@ class OptunaSweep {
   const Sweep& sweep_;
   OptunaExecutorOptions options_;
   Study study_;
+  const config::Experiment base_;  ///< the base with the sweep's set: the trials' direction, shape
   std::map<std::string, size_t> points_;         ///< point id -> the book's index
   std::set<int> mine_;                           ///< trials this command runs or ran
   std::vector<std::pair<size_t, int>> adopted_;  ///< trials left running by a command that died
@@ -148,13 +150,12 @@ std::string OptunaSweep::state_of(int number) {
 }
 
 void OptunaSweep::open() {
-  const config::Experiment base = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
   const json& doc = sweep_.doc;
   study_.ask({{"op", "open"},
               {"study", sweep_.name},
               {"journal", (book_.dir() / "study.journal").string()},
               {"storage", doc.at("storage")},
-              {"direction", direction_of(base)},
+              {"direction", direction_of(base_)},
               {"sampler", doc.at("sampler")},
               {"pruner", doc.at("pruner")},
               {"space", doc.at("distributions")}});
@@ -260,7 +261,7 @@ bool OptunaSweep::start_next(util::Supervisor& supervisor) {
     SweepPoint failed;
     failed.id = id;
     failed.values = asked.at("params");
-    failed.experiment = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
+    failed.experiment = base_;
     const size_t i = book_.add_point(std::move(failed));
     points_[id] = i;
     book_.record_failure(i, error.what());
@@ -369,7 +370,7 @@ void OptunaSweep::finish(const RunningTrial& r, const util::ChildExit& exit) {
 int OptunaSweep::run() {
   SweepPoint base;  // the trials' shape: refused here when it needs more GPUs than there are
   base.id = "base";
-  base.experiment = config::load_experiment(sweep_.base_path, sweep_.set_overrides);
+  base.experiment = base_;
   base_gpus_ =
       needs_beside_others(base, options_.gpu_count, options_.cpu_cores, options_.parallel).gpus;
   open();
