@@ -3,12 +3,15 @@
 
   data_pipeline.py make OUT N        N JPEGs of 256x256 (10 classes, image_folder layout in
                                      OUT/folder/<class>/, the same files as 8 WebDataset
-                                     shards in OUT/shards/train-00000{0..7}.tar)
+                                     shards in OUT/shards/train-00000{0..7}.tar, their
+                                     counts in OUT/shards/shards.json, a wids shard index)
   data_pipeline.py make-large OUT N  N photo-sized JPEGs of 1200x900 in OUT/large/<class>/ (where
                                      data.reduced_decode has something to reduce)
   data_pipeline.py torch OUT BATCH EPOCHS [FOLDER]   torchvision ImageFolder (OUT/FOLDER, default
                                      folder), 2 DataLoader workers
-  data_pipeline.py wds OUT BATCH EPOCHS     the webdataset package over the shards, 2 workers
+  data_pipeline.py wds OUT BATCH EPOCHS [BASE]   the webdataset package over the shards, 2
+                                     workers (BASE: where the shards are, e.g. an http URL;
+                                     default OUT/shards)
 
 The torch sides print one line a timed epoch: `images/s N`. The transforms are timm's and
 torchvision's training standard: RandomResizedCrop(224) + RandomHorizontalFlip + ToTensor +
@@ -16,6 +19,7 @@ Normalize(ImageNet), collated into batches of BATCH; the first epoch (worker sta
 is not timed.
 """
 import io
+import json
 import os
 import sys
 import tarfile
@@ -67,6 +71,7 @@ def make(out, n):
             f.write(data)
         samples.append((f"{i:05d}", data, label))
     per = (n + 7) // 8
+    index = []
     for k in range(8):
         with tarfile.open(os.path.join(shards, f"train-{k:06d}.tar"), "w") as tar:
             for key, data, label in samples[k * per:(k + 1) * per]:
@@ -74,6 +79,9 @@ def make(out, n):
                     info = tarfile.TarInfo(name)
                     info.size = len(body)
                     tar.addfile(info, io.BytesIO(body))
+        index.append({"url": f"train-{k:06d}.tar", "nsamples": len(samples[k * per:(k + 1) * per])})
+    with open(os.path.join(shards, "shards.json"), "w") as f:
+        json.dump({"__kind__": "wids-shard-index-v1", "wids_version": 1, "shardlist": index}, f)
 
 
 def transform():
@@ -111,7 +119,8 @@ def main():
                                              drop_last=True, persistent_workers=True)
     else:
         import webdataset as wds
-        urls = os.path.join(out, "shards", "train-{000000..000007}.tar")
+        base = sys.argv[5] if len(sys.argv) > 5 else os.path.join(out, "shards")
+        urls = base + "/train-{000000..000007}.tar"  # http URLs: the package fetches with curl
         dataset = (wds.WebDataset(urls, shardshuffle=8, nodesplitter=wds.single_node_only)
                    .shuffle(1000).decode("pil").to_tuple("jpg", "cls").map_tuple(transform(), int)
                    .batched(batch, partial=False))

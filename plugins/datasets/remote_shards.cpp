@@ -7,14 +7,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "runner/error.hpp"
 
@@ -39,8 +46,8 @@ uint64_t fnv1a(const std::string& text) {
 }
 
 // The URL's last path part ("train-000003.tar"), or for a pipe command its last word that
-// names a .tar; only characters safe in a file name.
-std::string readable_tail(const std::string& url) {
+// names a .tar.
+std::string last_part(const std::string& url) {
   std::string tail;
   if (url.rfind("pipe:", 0) == 0) {
     std::istringstream words(url.substr(5));
@@ -49,7 +56,12 @@ std::string readable_tail(const std::string& url) {
   } else {
     tail = url.substr(0, url.find_first_of("?#"));
   }
-  tail = tail.substr(tail.find_last_of('/') == std::string::npos ? 0 : tail.find_last_of('/') + 1);
+  return tail.substr(tail.find_last_of('/') == std::string::npos ? 0 : tail.find_last_of('/') + 1);
+}
+
+// last_part with only characters safe in a file name.
+std::string readable_tail(const std::string& url) {
+  std::string tail = last_part(url);
   for (char& c : tail)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   if (tail.size() > 80) tail = tail.substr(tail.size() - 80);
@@ -84,32 +96,43 @@ curl_slist* headers_from_environment() {
   return list;
 }
 
+// One libcurl request of `url` with what every request of ours sets: redirects, ~/.netrc, HTTP
+// errors as failures, the connect timeout, RUNNER_HTTP_HEADERS.
+struct HttpRequest {
+  std::unique_ptr<CURL, void (*)(CURL*)> curl{curl_easy_init(), curl_easy_cleanup};
+  std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers{headers_from_environment(),
+                                                             curl_slist_free_all};
+  char error[CURL_ERROR_SIZE] = {0};
+
+  HttpRequest(const std::string& url, const FetchOptions& o) {
+    static const bool initialised = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+    (void)initialised;
+    curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl.get(), CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
+    curl_easy_setopt(curl.get(), CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(o.connect_timeout_s * 1000));
+    curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "runner (webdataset shards)");
+    if (headers) curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers.get());
+  }
+  CURL* get() const { return curl.get(); }
+};
+
 // One GET of `url` appended to `part` from the byte it already holds (HTTP Range).
 Attempt fetch_http(const std::string& url, const std::string& part, const FetchOptions& o) {
-  static const bool initialised = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-  (void)initialised;
   const uint64_t from = size_of(part);
   std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(part.c_str(), "ab"), std::fclose);
-  if (!out) return {false, false, "cannot write " + part + " in data.dataset.cache_dir"};
-  std::unique_ptr<CURL, void (*)(CURL*)> curl(curl_easy_init(), curl_easy_cleanup);
-  std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(headers_from_environment(),
-                                                             curl_slist_free_all);
-  char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(curl.get(), CURLOPT_NETRC, static_cast<long>(CURL_NETRC_OPTIONAL));
-  curl_easy_setopt(curl.get(), CURLOPT_FAILONERROR, 1L);
-  curl_easy_setopt(curl.get(), CURLOPT_ERRORBUFFER, error);
+  if (!out) return {false, false, "cannot write " + part + " (" + std::strerror(errno) + ")"};
+  HttpRequest curl(url, o);
+  const char* error = curl.error;
   curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, append_to_file);
   curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, out.get());
-  curl_easy_setopt(curl.get(), CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(o.connect_timeout_s * 1000));
   // A server that stops sending: under 1 byte/s for a minute is a dropped connection.
   curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(curl.get(), CURLOPT_LOW_SPEED_TIME, 60L);
   curl_easy_setopt(curl.get(), CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(from));
-  curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "runner (webdataset shards)");
-  if (headers) curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers.get());
   const CURLcode result = curl_easy_perform(curl.get());
   std::fflush(out.get());
   long status = 0;
@@ -189,6 +212,132 @@ class FetchLock {
   int fd_;
 };
 
+// Whether the server answers for `url`, reading none of the shard: a GET of its first byte
+// (a Range request), given up once the status is in. (A GET rather than HEAD: a URL presigned
+// for GET, as an S3 bucket's, refuses HEAD.)
+Attempt probe_http(const std::string& url, const FetchOptions& o) {
+  HttpRequest curl(url, o);
+  const char* error = curl.error;
+  curl_easy_setopt(curl.get(), CURLOPT_RANGE, "0-0");
+  curl_easy_setopt(
+      curl.get(), CURLOPT_WRITEFUNCTION,
+      +[](char*, size_t, size_t, void*) -> size_t { return 0; });  // stop at once
+  const CURLcode result = curl_easy_perform(curl.get());
+  long status = 0;
+  curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (result == CURLE_OK || (result == CURLE_WRITE_ERROR && status < 400)) return {true, false, ""};
+  if (result == CURLE_HTTP_RETURNED_ERROR) {
+    const bool transient = status >= 500 || status == 408 || status == 429;
+    return {false, transient, "HTTP " + std::to_string(status)};
+  }
+  return {false, true, error[0] ? error : curl_easy_strerror(result)};
+}
+
+// Whether a pipe: command can start: its program (the first word) is a file that runs, or a
+// name on PATH. (A shell builtin or a word with shell syntax is taken as able.)
+Attempt probe_pipe(const std::string& command) {
+  std::istringstream words(command);
+  std::string program;
+  words >> program;
+  if (program.empty()) return {false, false, "names no command"};
+  if (program.find_first_of("=$`'\"\\(){};|&<>") != std::string::npos) return {true, false, ""};
+  if (program.find('/') != std::string::npos)
+    return ::access(program.c_str(), X_OK) == 0
+               ? Attempt{true, false, ""}
+               : Attempt{false, false, program + " is not a program this user can run"};
+  for (const char* builtin : {"cd", "exec", "eval", "set", "test", "true", ":", "."})
+    if (program == builtin) return {true, false, ""};
+  const char* path = std::getenv("PATH");
+  std::istringstream folders(path ? path : "/usr/bin:/bin");
+  for (std::string folder; std::getline(folders, folder, ':');)
+    if (!folder.empty() && ::access((folder + "/" + program).c_str(), X_OK) == 0)
+      return {true, false, ""};
+  return {false, false,
+          "the command '" + program +
+              "' is not on PATH (install it, or name it "
+              "by its path)"};
+}
+
+// `attempt` tried until whole, a failure not worth retrying, or the retries are spent, pausing
+// 1, 2, 4 ... backoff_s between; throws the last failure as a StorageError naming `url`.
+template <class Try>
+void with_retries(const std::string& url, const FetchOptions& options, Try attempt_once) {
+  Attempt attempt;
+  int tries = 0;
+  for (; tries <= options.retries; ++tries) {
+    if (tries > 0)
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(options.backoff_s * static_cast<double>(1 << (tries - 1))));
+    attempt = attempt_once();
+    if (attempt.whole) return;
+    if (!attempt.worth_retrying) break;
+  }
+  const int made = std::min(tries + 1, options.retries + 1);
+  throw StorageError(url + ": " + attempt.why +
+                     (made > 1 ? " (after " + std::to_string(made) + " tries)" : "") +
+                     "; check the URL and that the server (or the command) answers "
+                     "(data.dataset.retries sets the tries)");
+}
+
+// The partial files of the fetches under way, removed when the process ends mid-fetch (a rank
+// stopping with the others while its loader thread still tries a server that went away).
+class PartialFiles {
+ public:
+  void add(const std::string& path) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    paths_.insert(path);
+  }
+  void drop(const std::string& path) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    paths_.erase(path);
+  }
+  ~PartialFiles() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& path : paths_) ::unlink(path.c_str());
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<std::string> paths_;
+};
+
+PartialFiles& partial_files() {
+  static PartialFiles files;
+  return files;
+}
+
+// The cache's shards (not the lock, not a fetch under way), the least recently used first.
+std::vector<std::pair<fs::path, uint64_t>> shards_by_use(const std::string& cache_dir) {
+  std::vector<std::tuple<fs::file_time_type, fs::path, uint64_t>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(cache_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.' || name.find(".part-") != std::string::npos ||
+        !entry.is_regular_file(ec))
+      continue;
+    found.emplace_back(entry.last_write_time(ec), entry.path(), entry.file_size(ec));
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::pair<fs::path, uint64_t>> out;
+  for (auto& [when, path, size] : found) out.emplace_back(std::move(path), size);
+  return out;
+}
+
+// While the cache holds more than its limit, its least recently used shards leave (not `kept`,
+// the one just fetched). A run that has one open reads on: the file goes when it closes it.
+void evict_to_limit(const FetchOptions& options, const fs::path& kept) {
+  if (options.cache_bytes == 0) return;
+  auto shards = shards_by_use(options.cache_dir);
+  uint64_t held = 0;
+  for (const auto& [path, size] : shards) held += size;
+  std::error_code ec;
+  for (const auto& [path, size] : shards) {
+    if (held <= options.cache_bytes) break;
+    if (path == kept) continue;
+    if (fs::remove(path, ec)) held -= size;
+  }
+}
+
 }  // namespace
 
 bool is_remote_url(const std::string& url) {
@@ -202,9 +351,51 @@ std::string cache_path(const std::string& url, const FetchOptions& options) {
   return (fs::path(options.cache_dir) / (std::string(hash) + "-" + readable_tail(url))).string();
 }
 
-std::string cached_shard(const std::string& url, const FetchOptions& options) {
+std::string shard_name(const std::string& url) { return last_part(url); }
+
+std::string cached_copy(const std::string& url, const FetchOptions& options) {
+  if (options.cache_dir.empty()) return "";
   const std::string path = cache_path(url, options);
-  if (fs::is_regular_file(path)) return path;  // renamed there only when whole
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // used now: evicted last
+  return path;
+}
+
+void fetch_shard(const std::string& url, const std::string& target, const FetchOptions& options) {
+  // Our own partial file: ranks (and threads) fetching one shard at once each write theirs, and
+  // rename the same bytes to the same name.
+  static std::atomic<uint64_t> fetches{0};
+  const std::string part =
+      target + ".part-" + std::to_string(::getpid()) + "-" + std::to_string(fetches++);
+  const bool pipe = url.rfind("pipe:", 0) == 0;
+  std::error_code ec;
+  partial_files().add(part);
+  partial_files().add(part + ".stderr");
+  const auto done = [&] {
+    partial_files().drop(part);
+    partial_files().drop(part + ".stderr");
+  };
+  try {
+    with_retries(url, options, [&] {
+      Attempt attempt = pipe ? fetch_pipe(url.substr(5), part) : fetch_http(url, part, options);
+      if (attempt.whole) {
+        fs::rename(part, target, ec);
+        if (ec)
+          return Attempt{false, false, "cannot keep it as " + target + " (" + ec.message() + ")"};
+      }
+      return attempt;
+    });
+  } catch (...) {
+    fs::remove(part, ec);
+    done();
+    throw;
+  }
+  done();
+}
+
+std::string cached_shard(const std::string& url, const FetchOptions& options) {
+  if (const std::string path = cached_copy(url, options); !path.empty()) return path;
   std::error_code ec;
   fs::create_directories(options.cache_dir, ec);
   if (ec)
@@ -213,33 +404,38 @@ std::string cached_shard(const std::string& url, const FetchOptions& options) {
   // One fetch into the cache at a time (the ranks of a torchrun world, two runs on one cache):
   // the others wait, then find the shard there instead of fetching it again.
   const FetchLock lock((fs::path(options.cache_dir) / ".fetch.lock").string());
-  if (fs::is_regular_file(path)) return path;
-  // Our own partial file: ranks fetching one shard at once each write theirs, and rename the
-  // same bytes to the same name.
-  const std::string part = path + ".part-" + std::to_string(::getpid());
-  const bool pipe = url.rfind("pipe:", 0) == 0;
-  Attempt attempt;
-  int tries = 0;
-  for (; tries <= options.retries; ++tries) {
-    if (tries > 0)
-      std::this_thread::sleep_for(
-          std::chrono::duration<double>(options.backoff_s * static_cast<double>(1 << (tries - 1))));
-    attempt = pipe ? fetch_pipe(url.substr(5), part) : fetch_http(url, part, options);
-    if (attempt.whole) {
-      fs::rename(part, path, ec);
-      if (ec) break;
-      return path;
-    }
-    if (!attempt.worth_retrying) break;
+  if (const std::string path = cached_copy(url, options); !path.empty()) return path;
+  const std::string path = cache_path(url, options);
+  fetch_shard(url, path, options);
+  evict_to_limit(options, path);
+  return path;
+}
+
+void check_answers(const std::string& url, const FetchOptions& options) {
+  if (url.rfind("pipe:", 0) == 0) {
+    with_retries(url, options, [&] { return probe_pipe(url.substr(5)); });
+    return;
   }
-  fs::remove(part, ec);
-  const int made = std::min(tries + 1, options.retries + 1);
-  // The configuration names a place that does not answer: said before any rank starts, exit 2.
-  throw ConfigError(url + ": " +
-                    (attempt.whole ? "cannot keep it in data.dataset.cache_dir" : attempt.why) +
-                    (made > 1 ? " (after " + std::to_string(made) + " tries)" : "") +
-                    "; check the URL and that the server (or the command) answers, then run "
-                    "again (data.dataset.retries sets the tries)");
+  with_retries(url, options, [&] { return probe_http(url, options); });
+}
+
+std::string fetch_text(const std::string& url_or_path, const FetchOptions& options) {
+  std::string path = url_or_path;
+  std::string fetched;
+  if (is_remote_url(url_or_path)) {
+    fetched = (fs::temp_directory_path() /
+               ("runner-index-" + std::to_string(::getpid()) + "-" + readable_tail(url_or_path)))
+                  .string();
+    fetch_shard(url_or_path, fetched, options);
+    path = fetched;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::error_code ec;
+  if (!fetched.empty()) fs::remove(fetched, ec);
+  if (!in) throw ConfigError(url_or_path + ": cannot read it");
+  return text.str();
 }
 
 }  // namespace runner::data

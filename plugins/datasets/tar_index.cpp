@@ -52,28 +52,35 @@ std::vector<TarMember> list_tar(const std::string& path) {
   return members;
 }
 
-std::string read_bytes(const std::string& path, uint64_t offset, uint64_t size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw DataError(path + ": cannot open the shard (" + std::strerror(errno) + ")");
+std::string read_at(int fd, const std::string& name, uint64_t offset, uint64_t size) {
   std::string bytes(size, '\0');
   uint64_t done = 0;
   while (done < size) {
     const ssize_t got =
         ::pread(fd, bytes.data() + done, size - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      const int error = errno;
-      ::close(fd);
-      throw DataError(path + ": cannot read " + std::to_string(size) + " bytes at offset " +
+    if (got <= 0)
+      throw DataError(name + ": cannot read " + std::to_string(size) + " bytes at offset " +
                       std::to_string(offset) + " (" +
                       (got == 0 ? std::string("the shard is shorter than when it was listed")
-                                : std::string(std::strerror(error))) +
+                                : std::string(std::strerror(errno))) +
                       ")");
-    }
     done += static_cast<uint64_t>(got);
   }
-  ::close(fd);
   return bytes;
+}
+
+std::string read_bytes(const std::string& path, uint64_t offset, uint64_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw DataError(path + ": cannot open the shard (" + std::strerror(errno) + ")");
+  try {
+    std::string bytes = read_at(fd, path, offset, size);
+    ::close(fd);
+    return bytes;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
 }
 
 }  // namespace runner::data

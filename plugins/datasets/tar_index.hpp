@@ -24,4 +24,7 @@ std::vector<TarMember> list_tar(const std::string& path);
 /// it cannot be read that far (changed or truncated since it was listed).
 std::string read_bytes(const std::string& path, uint64_t offset, uint64_t size);
 
+/// `size` bytes at `offset` of the open file `fd`, from any thread; errors name `name`.
+std::string read_at(int fd, const std::string& name, uint64_t offset, uint64_t size);
+
 }  // namespace runner::data

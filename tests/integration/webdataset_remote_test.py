@@ -19,71 +19,15 @@ data.dataset.cache_dir:
 Usage: webdataset_remote_test.py RUNNER SOURCE_DIR
 """
 import os
-import shutil
 import subprocess
 import sys
 import time
 
-from engine_lib import check, finish, free_port, metrics, run, tmpdir, write
+from engine_lib import check, finish, metrics, run
+from nginx_server import Nginx, served_shards
 
 SOURCE = sys.argv[2]
-FMNIST = "/usr/share/datasets/fashion-mnist"
-NGINX = "/usr/sbin/nginx"
 EXPERIMENT = os.path.join(SOURCE, "experiments", "fashion_shards.yaml")
-
-
-class Nginx:
-    """nginx serving `root` on 127.0.0.1:port, its files in `home`."""
-
-    def __init__(self, home, root, server_extra=""):
-        self.home, self.port, self.process = home, free_port(), None
-        os.makedirs(os.path.join(home, "tmp"), exist_ok=True)
-        self.log = os.path.join(home, "access.log")
-        write(os.path.join(home, "nginx.conf"), f"""
-daemon off;
-master_process off;
-worker_processes 1;
-pid {home}/nginx.pid;
-error_log {home}/error.log;
-events {{ worker_connections 64; }}
-http {{
-  access_log {self.log};
-  client_body_temp_path {home}/tmp;
-  proxy_temp_path {home}/tmp;
-  fastcgi_temp_path {home}/tmp;
-  uwsgi_temp_path {home}/tmp;
-  scgi_temp_path {home}/tmp;
-  server {{ listen 127.0.0.1:{self.port}; root {root}; {server_extra} }}
-}}
-""")
-
-    def start(self):
-        self.process = subprocess.Popen([NGINX, "-p", self.home, "-c", "nginx.conf"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        for _ in range(100):
-            if os.path.exists(os.path.join(self.home, "nginx.pid")):
-                return
-            time.sleep(0.05)
-
-    def kill(self):
-        """Gone mid-answer, as a crashed server: its open connections drop."""
-        self.process.kill()
-        self.process.wait(timeout=20)
-        self.process = None
-        os.remove(os.path.join(self.home, "nginx.pid"))
-
-    def stop(self):
-        if self.process:
-            self.process.terminate()
-            self.process.wait(timeout=20)
-            self.process = None
-
-    def gets(self):
-        """The paths of the GET requests answered so far, with their status."""
-        if not os.path.exists(self.log):
-            return []
-        return [(line.split('"')[1].split()[1], line.split('"')[2].split()[0])
-                for line in open(self.log) if '"GET ' in line]
 
 
 def epoch_results(folder):
@@ -91,20 +35,10 @@ def epoch_results(folder):
 
 
 def main():
-    if not os.path.isdir(FMNIST):
-        print(f"SKIP: {FMNIST} missing (apt-get install dataset-fashion-mnist)")
-        return 77
-    if not os.path.exists(NGINX):
-        if os.environ.get("CI") == "true":
-            print("FAIL: CI must run the remote shards test: nginx-light is not installed")
-            return 1
-        print("SKIP: nginx-light is not installed (make test installs it)")
-        return 77
-    tmp = tmpdir()
-    os.chmod(tmp, 0o755)  # nginx's worker (nobody) reads the shards
-    shards = os.path.join(tmp, "shards")
-    subprocess.run([sys.executable, os.path.join(SOURCE, "experiments", "make_shards.py"), shards],
-                   check=True, capture_output=True)
+    made = served_shards(SOURCE)
+    if not isinstance(made, tuple):
+        return made
+    tmp, shards = made
     server = Nginx(os.path.join(tmp, "nginx"), shards)
     server.start()
     base = f"http://127.0.0.1:{server.port}"
@@ -224,7 +158,8 @@ def main():
                 ("a command that fails", ["--set", "data.dataset.urls=pipe:cat /no/such.tar"],
                  "pipe:cat /no/such.tar: the command exited with status 1: cat: /no/such.tar"),
                 ("no cache_dir", ["--set", "data.dataset.cache_dir=null"],
-                 "set data.dataset.cache_dir")):
+                 "set data.dataset.shard_index to a file that says how many samples each shard "
+                 "holds")):
             folder = os.path.join(tmp, "bad")
             args = [EXPERIMENT] + one_rank + remote(base + "/", os.path.join(tmp, "cache_bad")) + \
                 extra + ["--set", "data.dataset.retries=1"] * (what != "a missing shard (404)")

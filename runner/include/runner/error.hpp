@@ -32,4 +32,13 @@ class DataError : public Error {
   explicit DataError(const std::string& message) : Error(message, kExitFailure) {}
 };
 
+/// The place data is kept does not answer (a web server, a pipe: command) after its retries.
+/// Before any rank starts it is a configuration that names a place that does not answer (exit
+/// 2); during a run it stops every rank with last.pt saved, and is never left out as one bad
+/// sample (data.on_bad_image: skip).
+class StorageError : public ConfigError {
+ public:
+  explicit StorageError(const std::string& message) : ConfigError(message) {}
+};
+
 }  // namespace runner

@@ -10,7 +10,8 @@ class SubsetDataset : public Dataset,
                       public FileBackedDataset,
                       public MultiLabelDataset,
                       public ShardedDataset,
-                      public EncodedDataset {
+                      public EncodedDataset,
+                      public StreamedDataset {
  public:
   SubsetDataset(std::shared_ptr<Dataset> base, std::vector<size_t> indices, std::string description)
       : base_(std::move(base)), indices_(std::move(indices)), description_(std::move(description)) {
@@ -35,6 +36,7 @@ class SubsetDataset : public Dataset,
     return encoded_form(*base_)->decode(indices_.at(index), bytes, reduction);
   }
   bool stores_encoded() const override { return encoded_form(*base_) != nullptr; }
+  bool streamed() const override { return is_streamed(*base_); }
   // The first samples (data.limit) cover the base's first shards, the last one cut.
   ShardLayout shard_layout() const override {
     if (!prefix_) return {};
@@ -70,6 +72,11 @@ const EncodedDataset* encoded_form(const Dataset& dataset) {
 ShardLayout shard_layout(const Dataset& dataset) {
   const auto* sharded = dynamic_cast<const ShardedDataset*>(&dataset);
   return sharded ? sharded->shard_layout() : ShardLayout{};
+}
+
+bool is_streamed(const Dataset& dataset) {
+  const auto* streamed = dynamic_cast<const StreamedDataset*>(&dataset);
+  return streamed && streamed->streamed();
 }
 
 std::vector<int64_t> sample_labels(const Dataset& dataset, size_t index) {

@@ -123,6 +123,8 @@ Batch DataLoader::make_batch(size_t batch_number) const {
     try {
       Sample sample = reader_->read(item, options_.seed, epoch_);
       samples.push_back(std::move(sample));
+    } catch (const StorageError&) {
+      throw;  // the storage does not answer: the run stops (last.pt), no sample is left out
     } catch (const std::exception& e) {
       const std::string file = sample_file(*dataset_, item.index);
       const std::string what =

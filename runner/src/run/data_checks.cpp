@@ -208,6 +208,8 @@ std::string classes_text(const data::DatasetSplits& splits, size_t classes, Pick
 // small file does not fill, is said in a warning.
 void check_classes(const config::Experiment& e, const data::DatasetSplits& splits) {
   if (!splits.train || !splits.train->has_labels() || splits.num_classes <= 0) return;
+  // Labels read as the run goes (remote shards a shard index counts) are not fetched for this.
+  if (data::is_streamed(*splits.train) || (splits.val && data::is_streamed(*splits.val))) return;
   const auto classes = static_cast<size_t>(splits.num_classes);
   const auto train = class_counts(splits.train.get(), splits.num_classes);
   const auto val = class_counts(splits.val.get(), splits.num_classes);

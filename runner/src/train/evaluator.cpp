@@ -66,7 +66,7 @@ Predictions Evaluator::infer(const std::shared_ptr<data::Dataset>& dataset,
     std::optional<data::Batch> batch;
     try {
       batch = loader->next();
-    } catch (const DataError& error) {
+    } catch (const Error& error) {  // a bad image, or a storage that no longer answers
       failure = error.what();
     }
     if (const std::string agreed = agree_on_failure(world, failure); !agreed.empty()) {

@@ -12,6 +12,7 @@
 
 #include "data/data_test_util.hpp"
 #include "datasets/brace_pattern.hpp"
+#include "datasets/shard_index.hpp"
 #include "datasets/tar_index.hpp"
 #include "runner/error.hpp"
 
@@ -211,6 +212,33 @@ TEST(WebDatasetDataset, WhatUsersGetWrongIsOneLineNamingShardAndSample) {
     EXPECT_NE(std::string(e.what()).find("bad.tar: sample k4: cannot decode its .png image"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// data.dataset.shard_index: wids' index (a URL or path per shard, found by its last part) and
+// a plain map of names to counts; anything else is one line naming the file.
+TEST(ShardIndex, WidsIndexAndSizeMapCountEachShardByItsName) {
+  const auto wids = parse_shard_index(
+      R"({"__kind__": "wids-shard-index-v1", "wids_version": 1, "shardlist": [
+           {"url": "https://host/data/train-000000.tar", "nsamples": 250, "filesize": 583680},
+           {"url": "train-000001.tar", "nsamples": 249}]})",
+      "shards.json");
+  ASSERT_EQ(wids.size(), 2u);
+  EXPECT_EQ(wids.at("train-000000.tar").samples, 250u);
+  EXPECT_EQ(wids.at("train-000000.tar").bytes.value_or(0), 583680u);
+  EXPECT_EQ(wids.at("train-000001.tar").samples, 249u);
+  EXPECT_FALSE(wids.at("train-000001.tar").bytes);
+  const auto sizes = parse_shard_index(R"({"a.tar": 3, "b/c.tar": 4})", "sizes.json");
+  EXPECT_EQ(sizes.at("a.tar").samples, 3u);
+  EXPECT_EQ(sizes.at("c.tar").samples, 4u);
+  for (const std::string bad : {"[1, 2]", "not json", R"({"a.tar": "many"})",
+                                R"({"shardlist": [{"url": "a.tar"}]})", R"({"shardlist": 3})"}) {
+    try {
+      parse_shard_index(bad, "idx.json");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("idx.json", 0), 0u) << e.what();
+    }
   }
 }
 

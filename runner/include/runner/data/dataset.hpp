@@ -89,6 +89,18 @@ class ShardedDataset {
   virtual ShardLayout shard_layout() const = 0;
 };
 
+/// Implemented beside Dataset by a dataset some of whose samples are only read as the run goes
+/// (webdataset's remote shards counted by a shard index, fetched when first read): the checks
+/// before training leave their labels and images alone, the dataset checks them as it reads.
+class StreamedDataset {
+ public:
+  virtual ~StreamedDataset() = default;
+  virtual bool streamed() const = 0;
+};
+
+/// Whether some of `dataset`'s samples are only read as the run goes. Views pass it on.
+bool is_streamed(const Dataset& dataset);
+
 /// `dataset`'s shards (no sizes when it is not sharded). Views pass the question on: the first
 /// samples of data.limit keep the shards they cover, another subset has none.
 ShardLayout shard_layout(const Dataset& dataset);
