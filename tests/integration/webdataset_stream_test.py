@@ -7,7 +7,7 @@ Fashion-MNIST shards and its shards.json (a wids shard index) served by a real n
   first and last validation samples'): each URL is asked for its first byte (a 206 in nginx's log); a 404 and a dead host are one line, exit 2, as are a shard
   the index does not list and streamed shards without data.dataset.classes;
 - a 2-rank run with no cache reads every sample once an epoch (summary.json's samples.train)
-  and trains loss for loss as the same run on the local shards;
+  and trains loss for loss as the same run on the local shards, as do `pipe:curl -s -f` urls;
 - nginx killed mid-epoch and back 1.5 s later (inside the retries' window): the run goes on,
   equal to the local run; killed for good: every rank stops with last.pt and one line naming
   the URL, the rank and the byte; `runner run --resume` once it is back ends equal;
@@ -96,6 +96,14 @@ def main():
               f"each training shard fetched (a private copy, as often as an epoch needs it): "
               f"{fetched}")
         check(not os.listdir(scratch), f"no private copy left behind: {os.listdir(scratch)}")
+
+        # pipe:curl -s -f, counted by the local copy of the index: the same training.
+        piped = os.path.join(tmp, "piped")
+        code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={piped}"] + two_ranks +
+                        remote(f"pipe:curl -s -f {base}", "--set",
+                               f"data.dataset.shard_index={shards}/shards.json"), timeout=300)
+        check(code == 0 and epoch_results(piped) == expected,
+              f"pipe:curl -s -f urls stream as the http ones: {out[-800:]}")
 
         # nginx killed mid-epoch (after 7 whole shards: the preflight's, and 3 a rank: a first batch past a
         # shuffle buffer of 2 shards) and back 1.5 s later: the retries
