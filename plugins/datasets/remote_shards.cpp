@@ -323,6 +323,20 @@ std::vector<std::pair<fs::path, uint64_t>> shards_by_use(const std::string& cach
   return out;
 }
 
+// Partial files of fetches that no longer run (a process killed mid-fetch, on this machine or
+// another sharing the folder): a running fetch writes at least every minute (a slower server
+// is a dropped connection), so one untouched for 10 minutes is left over.
+void remove_stale_parts(const std::string& folder, const std::string& prefix) {
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::minutes(10);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.find(".part-") != std::string::npos &&
+        entry.is_regular_file(ec) && entry.last_write_time(ec) < stale)
+      fs::remove(entry.path(), ec);
+  }
+}
+
 // While the cache holds more than its limit, its least recently used shards leave (not `kept`,
 // the one just fetched). A run that has one open reads on: the file goes when it closes it.
 void evict_to_limit(const FetchOptions& options, const fs::path& kept) {
@@ -406,9 +420,14 @@ std::string cached_shard(const std::string& url, const FetchOptions& options) {
   const FetchLock lock((fs::path(options.cache_dir) / ".fetch.lock").string());
   if (const std::string path = cached_copy(url, options); !path.empty()) return path;
   const std::string path = cache_path(url, options);
+  remove_stale_parts(options.cache_dir, "");
   fetch_shard(url, path, options);
   evict_to_limit(options, path);
   return path;
+}
+
+void remove_stale_private_copies(const std::string& folder) {
+  remove_stale_parts(folder, "runner-shard-");
 }
 
 void check_answers(const std::string& url, const FetchOptions& options) {

@@ -72,10 +72,11 @@ std::shared_ptr<const OpenShard> ShardFiles::open_from_source(size_t k, Slot& sl
   }
   // No cache: a private copy, unlinked once open (its bytes go when the shard is closed).
   static std::atomic<uint64_t> copies{0};
-  const std::string path =
-      (fs::temp_directory_path() /
-       ("runner-shard-" + std::to_string(::getpid()) + "-" + std::to_string(copies++) + ".tar"))
-          .string();
+  const fs::path folder = fs::temp_directory_path();
+  if (copies == 0) remove_stale_private_copies(folder.string());  // once a process
+  const std::string path = (folder / ("runner-shard-" + std::to_string(::getpid()) + "-" +
+                                      std::to_string(copies++) + ".tar"))
+                               .string();
   fetch_shard(source, path, fetch_);
   std::error_code ec;
   try {

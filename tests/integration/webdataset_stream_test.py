@@ -12,7 +12,8 @@ Fashion-MNIST shards and its shards.json (a wids shard index) served by a real n
   equal to the local run; killed for good: every rank stops with last.pt and one line naming
   the URL, the rank and the byte; `runner run --resume` once it is back ends equal;
 - a shard holding another count than the index says is one line;
-- a cache with data.dataset.cache_size holds at most that, the least recently read shards gone.
+- a cache with data.dataset.cache_size holds at most that, the least recently read shards gone;
+  partial files an hour old (a process killed mid-fetch) are removed, in the cache and $TMPDIR.
 Usage: webdataset_stream_test.py RUNNER SOURCE_DIR
 """
 import json
@@ -86,6 +87,9 @@ def main():
         # A 2-rank run, no cache: every sample once an epoch, loss for loss the local run.
         before = len(server.full_gets(TRAIN_SHARDS))
         streamed = os.path.join(tmp, "streamed")
+        # What a rank killed mid-fetch an hour ago left: the next run's first fetch removes it.
+        left = write(os.path.join(scratch, "runner-shard-99999-0.tar.part-99999-0"), "x" * 100)
+        os.utime(left, (time.time() - 3600,) * 2)
         code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={streamed}"] + two_ranks +
                         remote(base), timeout=300)
         fetched = server.full_gets(TRAIN_SHARDS)[before:]
@@ -95,7 +99,8 @@ def main():
         check(sorted(set(fetched)) == TRAIN_SHARDS and len(fetched) <= 2 * 8 + 2,
               f"each training shard fetched (a private copy, as often as an epoch needs it): "
               f"{fetched}")
-        check(not os.listdir(scratch), f"no private copy left behind: {os.listdir(scratch)}")
+        check(not os.listdir(scratch), f"no private copy left behind, an hour-old partial one "
+              f"removed: {os.listdir(scratch)}")
 
         # pipe:curl -s -f, counted by the local copy of the index: the same training.
         piped = os.path.join(tmp, "piped")
@@ -157,11 +162,18 @@ def main():
         cache = os.path.join(tmp, "cache")
         limit = 3 * os.path.getsize(os.path.join(shards, "train-000000.tar"))
         limited = os.path.join(tmp, "limited")
+        os.makedirs(cache)
+        stale = write(os.path.join(cache, "00-train-000009.tar.part-99999-0"), "x" * 100)
+        os.utime(stale, (time.time() - 3600,) * 2)
+        fresh = write(os.path.join(cache, "00-train-000009.tar.part-99998-0"), "y")
         code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={limited}"] + two_ranks +
                         remote(base, "--set", f"data.dataset.cache_dir={cache}",
                                "--set", f"data.dataset.cache_size={limit}"), timeout=300)
-        kept = [n for n in os.listdir(cache) if not n.startswith(".")] \
-            if os.path.isdir(cache) else []
+        check(not os.path.exists(stale) and os.path.exists(fresh),
+              "in the cache, a partial file untouched for an hour (a fetch killed) is removed, a "
+              "fresh one (another command's fetch under way) kept")
+        os.remove(fresh)
+        kept = [n for n in os.listdir(cache) if not n.startswith(".")]
         held = sum(os.path.getsize(os.path.join(cache, n)) for n in kept)
         check(code == 0 and epoch_results(limited) == expected and 0 < held <= limit and
               all(n.endswith(".tar") for n in kept),
