@@ -136,4 +136,13 @@ sed 's#output: .*#output: sweeps/bad3#' search.yaml >bad3.yaml
 empty_venv=$tmp/novenv
 /usr/bin/python3 -m venv "$empty_venv"
 RUNNER_PYTHON=$empty_venv/bin/python bad "cannot import optuna: run \`make deps\`" bad3.yaml
+# A pruner with nothing to judge: `runner validate` refuses it as `runner sweep` does.
+sed 's#output: .*#output: sweeps/bad4#; s#set: {#set: {data.dataset.val_split: 0, train.best.metric: loss, metrics: [{name: loss}], #' \
+  search.yaml >bad4.yaml
+judges="pruner successive_halving judges each epoch by train.best.metric (loss) on the validation split, and the base has none"
+bad "bad4.yaml:5:16: $judges" bad4.yaml
+rc=0
+"$runner" validate bad4.yaml >bad.out 2>&1 || rc=$?
+[[ $rc -eq 2 && $(grep -c . bad.out) -eq 1 ]] && grep -qF "bad4.yaml:5:16: $judges" bad.out ||
+  fail "validate of a pruner without a validation split: exit $rc: $(cat bad.out)"
 echo "all checks passed"

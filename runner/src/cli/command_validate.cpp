@@ -4,6 +4,7 @@
 
 #include "cli/command_line.hpp"
 #include "cli/commands.hpp"
+#include "cli/sweep_checks.hpp"
 #include "cli/validate_report.hpp"
 #include "config/config_issue.hpp"
 #include "config/experiment.hpp"
@@ -58,6 +59,9 @@ int command_validate(const Args& args) {
           sweep::check_optuna_importable();
           sweep::check_optuna_storage(sweep);
         }
+        // What `runner sweep` checks before its first point (SLURM's points check on their
+        // nodes, with their devices and data).
+        if (!cl.has("schema-only") && sweep.executor == "local") check_sweep_points(sweep);
         if (say_ok && sweep.search == "optuna")
           std::cout << "ok: " << file << " (sweep, search: optuna, " << sweep.doc.at("trials")
                     << " trials)\n";
