@@ -326,12 +326,13 @@ std::vector<std::pair<fs::path, uint64_t>> shards_by_use(const std::string& cach
 // Partial files of fetches that no longer run (a process killed mid-fetch, on this machine or
 // another sharing the folder): a running fetch writes at least every minute (a slower server
 // is a dropped connection), so one untouched for 10 minutes is left over.
-void remove_stale_parts(const std::string& folder, const std::string& prefix) {
+void remove_stale_parts(const std::string& folder, const std::string& prefix,
+                        bool whole_too = false) {
   const auto stale = fs::file_time_type::clock::now() - std::chrono::minutes(10);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.find(".part-") != std::string::npos &&
+    if (name.rfind(prefix, 0) == 0 && (whole_too || name.find(".part-") != std::string::npos) &&
         entry.is_regular_file(ec) && entry.last_write_time(ec) < stale)
       fs::remove(entry.path(), ec);
   }
@@ -427,7 +428,8 @@ std::string cached_shard(const std::string& url, const FetchOptions& options) {
 }
 
 void remove_stale_private_copies(const std::string& folder) {
-  remove_stale_parts(folder, "runner-shard-");
+  // A whole private copy is unlinked once open: one still there was left by a killed process.
+  remove_stale_parts(folder, "runner-shard-", /*whole_too=*/true);
 }
 
 void check_answers(const std::string& url, const FetchOptions& options) {

@@ -49,8 +49,9 @@ std::string cached_shard(const std::string& url, const FetchOptions& options);
 /// whole), with the retries of cached_shard and its errors.
 void fetch_shard(const std::string& url, const std::string& target, const FetchOptions& options);
 
-/// Removes the partial private copies (runner-shard-*.part-*) in `folder` that no fetch has
-/// written for 10 minutes: left by a process killed mid-fetch.
+/// Removes the private copies (runner-shard-*, whole or partial) in `folder` that nothing has
+/// written for 10 minutes: left by a process killed mid-fetch (a whole one is unlinked as soon
+/// as it is open).
 void remove_stale_private_copies(const std::string& folder);
 
 /// Whether `url` answers, reading none of it: an http(s) HEAD (its retries as a fetch's), for a

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <thread>
 
 #include <opencv2/imgcodecs.hpp>
@@ -188,7 +189,7 @@ class WebDataset : public Dataset,
   size_t size() const override { return samples_.size(); }
   Sample get(size_t index) const override { return decode(index, encoded(index), 1); }
   std::string encoded(size_t index) const override {
-    const auto shard = files_->open(samples_.at(index).shard);
+    const auto shard = files_->open(shard_of(index));
     const ShardSample& s = samples_[index];  // listed now, if it was not
     return shard->read(s.offset, s.size);
   }
@@ -223,10 +224,21 @@ class WebDataset : public Dataset,
   }
 
  private:
+  // The shard sample `index` is in, from the shards' first indices (not from the sample's own
+  // entry, which the shard's first read writes while other threads look).
+  size_t shard_of(size_t index) const {
+    if (index >= samples_.size())
+      throw std::out_of_range("webdataset: sample " + std::to_string(index) + " of " +
+                              std::to_string(samples_.size()));
+    return static_cast<size_t>(std::upper_bound(first_.begin(), first_.end(), index) -
+                               first_.begin()) -
+           1;
+  }
+
   // Sample `index`, its shard listed first where it was not (fetching it).
   const ShardSample& known(size_t index) const {
-    const ShardSample& s = samples_.at(index);
-    if (!listed_[s.shard].load(std::memory_order_acquire)) files_->open(s.shard);
+    const size_t shard = shard_of(index);
+    if (!listed_[shard].load(std::memory_order_acquire)) files_->open(shard);
     return samples_[index];
   }
 

@@ -88,8 +88,9 @@ def main():
         before = len(server.full_gets(TRAIN_SHARDS))
         streamed = os.path.join(tmp, "streamed")
         # What a rank killed mid-fetch an hour ago left: the next run's first fetch removes it.
-        left = write(os.path.join(scratch, "runner-shard-99999-0.tar.part-99999-0"), "x" * 100)
-        os.utime(left, (time.time() - 3600,) * 2)
+        for name in ("runner-shard-99999-0.tar.part-99999-0", "runner-shard-99999-1.tar"):
+            left = write(os.path.join(scratch, name), "x" * 100)
+            os.utime(left, (time.time() - 3600,) * 2)
         code, out = run("run", [EXPERIMENT, "--set", f"output.run_dir={streamed}"] + two_ranks +
                         remote(base), timeout=300)
         fetched = server.full_gets(TRAIN_SHARDS)[before:]
@@ -99,8 +100,8 @@ def main():
         check(sorted(set(fetched)) == TRAIN_SHARDS and len(fetched) <= 2 * 8 + 2,
               f"each training shard fetched (a private copy, as often as an epoch needs it): "
               f"{fetched}")
-        check(not os.listdir(scratch), f"no private copy left behind, an hour-old partial one "
-              f"removed: {os.listdir(scratch)}")
+        check(not os.listdir(scratch), f"no private copy left behind, hour-old ones (whole and "
+              f"partial) removed: {os.listdir(scratch)}")
 
         # pipe:curl -s -f, counted by the local copy of the index: the same training.
         piped = os.path.join(tmp, "piped")
