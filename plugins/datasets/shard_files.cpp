@@ -35,8 +35,6 @@ ShardFiles::ShardFiles(std::vector<std::string> sources, std::vector<bool> liste
   }
 }
 
-bool ShardFiles::remote(size_t k) const { return is_remote_url(sources_.at(k)); }
-
 std::shared_ptr<const OpenShard> ShardFiles::open(size_t k) const {
   Slot& slot = *slots_.at(k);
   std::shared_ptr<const OpenShard> shard;

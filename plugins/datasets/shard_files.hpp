@@ -49,7 +49,6 @@ class ShardFiles {
   /// a remote shard that cannot be fetched (after its retries), DataError for a bad one.
   std::shared_ptr<const OpenShard> open(size_t k) const;
   const std::string& source(size_t k) const { return sources_.at(k); }
-  bool remote(size_t k) const;
 
  private:
   struct Slot {

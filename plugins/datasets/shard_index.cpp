@@ -2,18 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "remote_shards.hpp"
 #include "runner/error.hpp"
 
 namespace runner::data {
-namespace {
-
-std::string name_of(const std::string& url) {
-  const std::string path = url.substr(0, url.find_first_of("?#"));
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace
 
 std::map<std::string, ShardCount> parse_shard_index(const std::string& text,
                                                     const std::string& where) {
@@ -35,14 +27,14 @@ std::map<std::string, ShardCount> parse_shard_index(const std::string& text,
       ShardCount count{shard.at("nsamples").get<uint64_t>(), std::nullopt};
       if (shard.contains("filesize") && shard.at("filesize").is_number_unsigned())
         count.bytes = shard.at("filesize").get<uint64_t>();
-      counts[name_of(shard.at("url").get<std::string>())] = count;
+      counts[shard_name(shard.at("url").get<std::string>())] = count;
     }
     return counts;
   }
   for (const auto& [name, value] : doc.items()) {
     if (!value.is_number_unsigned())
       throw ConfigError(where + ": '" + name + "' is not a sample count" + fix);
-    counts[name_of(name)] = ShardCount{value.get<uint64_t>(), std::nullopt};
+    counts[shard_name(name)] = ShardCount{value.get<uint64_t>(), std::nullopt};
   }
   return counts;
 }
