@@ -8,7 +8,8 @@
 #   5. the reference workload (convnext_small, 56 px, batch 256, STEPS steps) in runner and in
 #      Python (torch + timm + accelerate): fp16 and fp32, synthetic and Fashion-MNIST (IDX)
 #   6. data.device loader and cuda (issue 27): images/s and the share of time waiting for data
-#   7. one table: images/s, peak GPU MiB, runner/Python ratio
+#   7. a profile of runner's fp16 step (train.profile: steps 11-30; under $OUT when set)
+#   8. one table: images/s, peak GPU MiB, runner/Python ratio
 # Budget: under 8 minutes on one H200 with 16 cores. Usage: bench/gpu_check.sh [steps=60]
 # GPU_CHECK_UNTIL=configure stops after configuring (a dry run of steps 1-2 on the CPU machine).
 set -uo pipefail
@@ -191,6 +192,22 @@ for data in synthetic fashion; do
     tail -2 "$RESULTS"
   done
 done
+
+# Issue 75, item 2: where runner's fp16 step goes on the GPU. train.profile records steps 11-30
+# of the synthetic fp16 run above with Kineto: kernels, host time, syncs a step, the top ops.
+say "profile: runner's fp16 step (synthetic, batch 256, train.profile steps 11-30)"
+PROFILE_RUN=$BUILD/runs/profile_fp16
+rm -rf "$PROFILE_RUN"
+"$RUNNER" run "$BUILD/check_synthetic_fp16.yaml" --set name=gpu_check_profile \
+  --set output.run_dir="$PROFILE_RUN" --set train.profile.enabled=true \
+  --set train.profile.skip_steps=10 --set train.profile.steps=20 >"$BUILD/profile_fp16.log" 2>&1 ||
+  { tail -5 "$BUILD/profile_fp16.log"; echo "PROFILE FAILED"; }
+cat "$PROFILE_RUN/profile/summary.md" 2>/dev/null
+if [ -n "${OUT:-}" ] && [ -d "$PROFILE_RUN/profile" ]; then  # the device tool brings $OUT back
+  mkdir -p "$OUT/profile_fp16"
+  cp "$PROFILE_RUN/profile/summary.md" "$PROFILE_RUN/summary.json" "$OUT/profile_fp16/"
+  gzip -c "$PROFILE_RUN/profile/trace.json" >"$OUT/profile_fp16/trace.json.gz"  # Perfetto opens it
+fi
 
 # Issue 27: where batches are made (data.device), the reference transforms on Fashion-MNIST.
 for device in loader cuda; do

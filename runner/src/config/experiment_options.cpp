@@ -143,6 +143,9 @@ ExperimentOptions read_experiment_options(const json& doc) {
   mix.off_epoch = optional<int64_t>(doc, "train.mixup.off_epoch");
   t.early_stopping.patience = get<int64_t>(doc, "train.early_stopping.patience");
   t.early_stopping.min_delta = get<double>(doc, "train.early_stopping.min_delta");
+  t.profile.enabled = get<bool>(doc, "train.profile.enabled");
+  t.profile.skip_steps = get<int64_t>(doc, "train.profile.skip_steps");
+  t.profile.steps = get<int64_t>(doc, "train.profile.steps");
   t.max_nonfinite_steps = get<int64_t>(doc, "train.max_nonfinite_steps");
   t.checkpoint_every_steps = optional<int64_t>(doc, "train.checkpoint_every_steps");
   t.checkpoint_every_minutes = optional<double>(doc, "train.checkpoint_every_minutes");

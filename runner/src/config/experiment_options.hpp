@@ -102,6 +102,13 @@ struct EarlyStoppingOptions {
   double min_delta = 0;
 };
 
+/// `train.profile`: a window of training steps recorded by PyTorch's profiler (main process).
+struct ProfileOptions {
+  bool enabled = false;
+  int64_t skip_steps = 10;  ///< optimizer steps of this command before the window
+  int64_t steps = 20;       ///< optimizer steps recorded
+};
+
 /// How gradients and BatchNorm statistics travel between ranks (train.bn_sync,
 /// train.bucket_cap_mb, train.grad_comm, train.grad_transport, train.shard_optimizer,
 /// train.find_unused_parameters).
@@ -131,6 +138,7 @@ struct TrainOptions {
   EmaOptions ema;
   MixupOptions mixup;
   EarlyStoppingOptions early_stopping;
+  ProfileOptions profile;
   int64_t max_nonfinite_steps = 20;
   std::optional<int64_t> checkpoint_every_steps;
   std::optional<double> checkpoint_every_minutes;

@@ -48,8 +48,26 @@ spdlog::level::level_enum level_of(const std::string& line, spdlog::level::level
   return fallback;
 }
 
+// Kineto's prefix (the profiler of train.profile): "STAGE:2026-12-07 20:39:18 11245:11245 ".
+// Its progress lines go to the log file only; its warnings and errors to the console too, but
+// for the GPU count it fails to take on a machine without a GPU driver (the profile records the
+// host there).
+bool forward_kineto(const std::string& line) {
+  static const std::regex kineto_prefix(
+      R"(^(INFO|STAGE|WARNING|ERROR):\d{4}-\d\d-\d\d [0-9:]+ \d+:\d+ )");
+  std::smatch m;
+  if (!std::regex_search(line, m, kineto_prefix)) return false;
+  const bool progress = m[1] == "INFO" || m[1] == "STAGE";
+  const std::string text = "kineto: " + line;
+  if (progress || line.find("gpuGetDeviceCount failed") != std::string::npos)
+    file_only(spdlog::level::debug, text);
+  else
+    spdlog::warn("{}", text);
+  return true;
+}
+
 void forward(Capture& c, const std::string& line) {
-  if (line.empty()) return;
+  if (line.empty() || forward_kineto(line)) return;
   static const std::regex c10_prefix(R"(^\[([IWEF])\d{4} [0-9:.]+ )");
   std::smatch m;
   const bool prefixed = std::regex_search(line, m, c10_prefix);

@@ -6,6 +6,7 @@
 // (non-main ranks report to a RunObserver that does nothing).
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
+#include "output/profile_summary.hpp"
 #include "runner/data/dataset.hpp"
 
 namespace runner::output {
@@ -102,6 +104,13 @@ struct TrainingReport {
   std::optional<GradientSync> gradient_sync;  ///< nullopt: gradients stayed local
 };
 
+/// train.profile's window, once recorded: its summary and the trace, which `save_trace` writes
+/// to the path it is given (Kineto's Chrome trace; throws runner::Error when it cannot).
+struct ProfileReport {
+  ProfileSummary summary;
+  std::function<void(const std::string& path)> save_trace;
+};
+
 /// How the run ended when it was not stopped: "finished" or "failed".
 struct RunEnd {
   std::string status;
@@ -121,6 +130,8 @@ class RunObserver {
   virtual void on_best(const BestRecord& record) { (void)record; }
   /// The loop's account of the training, once, as fit() ends (before on_stop or on_end).
   virtual void on_training(const TrainingReport& report) { (void)report; }
+  /// train.profile's window, as soon as its last step is recorded (or the run ended first).
+  virtual void on_profile(const ProfileReport& report) { (void)report; }
   virtual void on_stop(const StopRecord& record) { (void)record; }
   virtual void on_end(const RunEnd& end) { (void)end; }
   /// After every observer has recorded the stop or the end: the run folder's files are final.
@@ -145,6 +156,9 @@ class ObserverChain : public RunObserver {
   }
   void on_training(const TrainingReport& report) override {
     for (auto& o : observers_) o->on_training(report);
+  }
+  void on_profile(const ProfileReport& report) override {
+    for (auto& o : observers_) o->on_profile(report);
   }
   void on_stop(const StopRecord& record) override {
     for (auto& o : observers_) o->on_stop(record);

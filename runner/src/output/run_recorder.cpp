@@ -8,6 +8,7 @@
 #include "output/best_evaluation.hpp"
 #include "output/run_report.hpp"
 #include "output/run_summary.hpp"
+#include "runner/error.hpp"
 #include "util/atomic_file.hpp"
 
 namespace runner::output {
@@ -33,6 +34,23 @@ void RunRecorder::on_epoch(const EpochRecord& r) {
       "running: epoch " + std::to_string(r.epoch) + " of " + std::to_string(r.epochs) + " done";
   // A file that cannot be written fails the run (a full disk): it would not record the rest.
   write_run_report(run_dir_, running_status_);
+}
+
+void RunRecorder::on_profile(const ProfileReport& report) {
+  const std::filesystem::path folder = run_dir_ / "profile";
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) throw Error(util::write_failure(folder.string(), error.value()));
+  // The trace appears whole or not at all: written beside, then renamed.
+  const std::string trace = (folder / "trace.json").string(), part = trace + ".tmp";
+  report.save_trace(part);
+  std::filesystem::rename(part, trace, error);
+  if (error) {
+    const int failed = error.value();
+    std::filesystem::remove(part, error);
+    throw Error(util::write_failure(trace, failed));
+  }
+  util::write_file_atomically((folder / "summary.md").string(), profile_markdown(report.summary));
 }
 
 void RunRecorder::on_best(const BestRecord& r) {

@@ -30,6 +30,8 @@ class RunRecorder : public RunObserver {
   /// writer throws runner::Error (util::write_failure) for a file it cannot write.
   void on_epoch(const EpochRecord& record) override;
   void on_best(const BestRecord& record) override;
+  /// train.profile: profile/trace.json and profile/summary.md, each written whole.
+  void on_profile(const ProfileReport& report) override;
   /// report.html with how the run ended, as summary.json (written first) says.
   void on_stop(const StopRecord& record) override;
   void on_end(const RunEnd& end) override;

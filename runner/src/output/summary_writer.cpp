@@ -39,6 +39,10 @@ void SummaryWriter::on_training(const TrainingReport& r) {
   summary_.update(fields, /*merge_objects=*/true);
 }
 
+void SummaryWriter::on_profile(const ProfileReport& report) {
+  summary_["profile"] = profile_json(report.summary);
+}
+
 void SummaryWriter::on_stop(const StopRecord& record) {
   nlohmann::json fields = record.fields;
   fields.update({{"signal", record.signal},

@@ -19,6 +19,8 @@ class SummaryWriter : public RunObserver {
   /// The training's account (the best, early stopping, speed, data, gradient sync), kept for
   /// every summary written after it.
   void on_training(const TrainingReport& report) override;
+  /// train.profile's summary, as "profile" in every summary written after it.
+  void on_profile(const ProfileReport& report) override;
   /// "interrupted", with the signal, where it stopped and the command that continues it.
   void on_stop(const StopRecord& record) override;
   /// "finished" or "failed", with the end's fields.

@@ -28,6 +28,16 @@ std::string how_to_get_val(const train::RunParts& parts) {
          "folder: 'runner plugins datasets')";
 }
 
+// An epoch's batches on each process, as the run's loader makes them: DistributedSampler's
+// share with drop_last, whole batches only. Requires a numeric train.batch_size.
+size_t batches_per_process(const config::Experiment& e, const train::RunParts& parts,
+                           const CrossKeyContext& context) {
+  const size_t n = e.options.data.samples_per_epoch.value_or(samples_in(parts.splits.train));
+  const data::DistributedSampler sampler(
+      n, {static_cast<size_t>(context.world_size), 0, true, 0, true});
+  return sampler.num_samples() / static_cast<size_t>(*e.options.train.batch_size);
+}
+
 void check_batches(const config::Experiment& e, const train::RunParts& parts,
                    const CrossKeyContext& context) {
   const config::TrainOptions& train = e.options.train;
@@ -38,12 +48,9 @@ void check_batches(const config::Experiment& e, const train::RunParts& parts,
                       (e.options.data.limit_train ? " (data.limit.train)" : "") +
                       ": point data.dataset at data with a training split");
   if (!train.batch_size) return;  // auto: the search caps it at the split's share
-  const auto world = static_cast<size_t>(context.world_size);
   const size_t n = e.options.data.samples_per_epoch.value_or(split_size);
   const std::string epoch_is = e.options.data.samples_per_epoch ? " (data.samples_per_epoch)" : "";
-  // As the run's loader: DistributedSampler's share with drop_last, whole batches only.
-  const data::DistributedSampler sampler(n, {world, 0, true, 0, true});
-  const size_t batches = sampler.num_samples() / static_cast<size_t>(*train.batch_size);
+  const size_t batches = batches_per_process(e, parts, context);
   if (batches == 0)
     throw ConfigError(key_at(e, "/train/batch_size") + "train.batch_size " +
                       std::to_string(*train.batch_size) + " x " +
@@ -96,6 +103,30 @@ void check_labels_fit_task(const config::Experiment& e, const train::RunParts& p
                       "), but the run trains one class per image: set task: multilabel, or "
                       "give each image one label");
   }
+}
+
+// train.profile's window lies within the run's optimizer steps (a window never reached would be
+// a key without effect). Unknown with train.batch_size auto: the run then says so at its end.
+void check_profile(const config::Experiment& e, const train::RunParts& parts,
+                   const CrossKeyContext& context) {
+  const config::TrainOptions& train = e.options.train;
+  if (!train.profile.enabled || !train.batch_size) return;
+  const auto batches = static_cast<int64_t>(batches_per_process(e, parts, context));
+  const int64_t per_epoch = (batches + train.grad_accum_steps - 1) / train.grad_accum_steps;
+  int64_t run_steps = per_epoch * train.epochs;
+  std::string steps_are = fmt::format("train.epochs {} x {} an epoch", train.epochs,
+                                      util::counted(per_epoch, "step", "steps"));
+  if (train.max_steps && *train.max_steps < run_steps) {
+    run_steps = *train.max_steps;
+    steps_are = "train.max_steps";
+  }
+  const int64_t last = train.profile.skip_steps + train.profile.steps;
+  if (last <= run_steps) return;
+  throw ConfigError(key_at(e, "/train/profile") +
+                    fmt::format("train.profile records steps {}-{}, but the run takes {} "
+                                "optimizer steps ({}): lower train.profile.skip_steps or "
+                                "train.profile.steps",
+                                train.profile.skip_steps + 1, last, run_steps, steps_are));
 }
 
 void check_validation(const config::Experiment& e, const train::RunParts& parts) {
@@ -160,6 +191,7 @@ std::vector<std::string> check_cross_keys(const config::Experiment& e, const tra
                         "' does not take: use loss: {name: cross_entropy} or switch mixup off");
     check_validation(e, parts);
     check_shared_memory(e, parts);
+    check_profile(e, parts, context);
   }
   // Batches made from a split decoded up front have no sample to leave out: the decoding
   // stops at the first file it cannot read.

@@ -19,10 +19,11 @@ struct CrossKeyContext {
 
 /// Throws ConfigError for the first fact that does not hold: the training split gives every
 /// process at least one batch (train.batch_size x processes); train.grad_accum_steps fits in
-/// an epoch's batches; train.mixup has a loss that takes soft targets; a validation split
-/// exists where metrics, train.best or train.early_stopping were set; the split predict.split
-/// names exists where predict was set. Returns warnings for the same facts where only defaults
-/// are involved (a run without a test split writes no predictions).
+/// an epoch's batches; train.profile's window lies within the run's steps; train.mixup has a loss
+/// that takes soft targets; a validation split exists where metrics, train.best or
+/// train.early_stopping were set; the split predict.split names exists where predict was set.
+/// Returns warnings for the same facts where only defaults are involved (a run without a test split
+/// writes no predictions).
 std::vector<std::string> check_cross_keys(const config::Experiment& e, const train::RunParts& parts,
                                           const CrossKeyContext& context);
 

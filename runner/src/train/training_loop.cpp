@@ -32,7 +32,8 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
       checkpoints_(rank, parts, std::move(checkpoint_dir)),
       best_key_(train_.best.weights == "ema" ? "ema_" + train_.best.metric : train_.best.metric),
       best_(best_key_, resolve_best_mode(train_.best, parts.metrics), train_.early_stopping),
-      progress_(rank.world->is_main(), log::stdout_is_terminal(), train_.log_every_steps) {
+      progress_(rank.world->is_main(), log::stdout_is_terminal(), train_.log_every_steps),
+      profiler_(train_.profile, rank.world->is_main(), rank.device, observer) {
   if (!train_.batch_size) throw Error("internal: train.batch_size auto was not resolved");
   segment_start_ = last_save_ = Clock::now();
   loader_ = batches.training_loader(*train_.batch_size);
@@ -102,6 +103,7 @@ FitResult TrainingLoop::fit() {
   FitResult result;
   try {
     result = fit_epochs();
+    profiler_.finish();
   } catch (...) {
     try {
       observer_.on_training(training_report());
@@ -231,6 +233,7 @@ TrainingLoop::EpochResult TrainingLoop::train_epoch() {
     auto batch = loader_->next();
     if (!batch) break;
     const int64_t micro = position_.batches_done % accum;
+    if (micro == 0) profiler_.step_begins(position_.steps_attempted + 1);
     const bool sync = micro == accum - 1 || position_.batches_done + 1 == num_batches_;
     // The gradient is the mean over the accumulation window; the epoch's last may be short.
     const int64_t window = std::min(accum, num_batches_ - (position_.batches_done - micro));
@@ -238,7 +241,11 @@ TrainingLoop::EpochResult TrainingLoop::train_epoch() {
     rig_->step().micro_batch(images, targets, window, sync);
     ++position_.batches_done;
     speed_.batch_done(images_per_batch);
-    if (sync && !after_step(result)) break;
+    if (sync) {
+      const bool go_on = after_step(result);
+      profiler_.step_ends();
+      if (!go_on) break;
+    }
     progress_.update(position_.batches_done, speed_.images_per_s(), position_.epoch_totals.mean());
   }
   progress_.finish();

@@ -22,6 +22,7 @@
 #include "train/run_checkpoints.hpp"
 #include "train/run_parts.hpp"
 #include "train/speed_meter.hpp"
+#include "train/step_profiler.hpp"
 #include "train/step_rig.hpp"
 #include "train/training_position.hpp"
 #include "train/trial_reports.hpp"
@@ -112,6 +113,7 @@ class TrainingLoop {
   TrainingPosition position_;
   BestTracker best_;
   output::Progress progress_;
+  StepProfiler profiler_;  ///< train.profile
   SpeedMeter speed_;
   int64_t num_batches_ = 0;
   int64_t record_every_ = 1;  ///< optimizer steps between step records
