@@ -225,6 +225,13 @@ YAML
 expect_exit 0 "$RUNNER" sweep grid.yaml --dry-run
 [ "$(grep '^00' <<<"$out" | cut -d: -f1 | tr '\n' ' ')" = "000-batch_size=16-lr=0.001 001-batch_size=16-lr=0.002 002-batch_size=32-lr=0.001 003-batch_size=32-lr=0.002 " ] ||
   { echo "FAIL: grid points in the wrong order: $out"; failures=$((failures + 1)); }
+# --dry-run checks each point as runner sweep and validate do before the first runs: a point whose
+# model does not fit the data is named, and nothing is listed as if it would run.
+printf 'base: base.yaml\noutput: out_chans\npoints:\n  - {train.batch_size: 16}\n  - {model.in_chans: 3}\n' >chans.yaml
+expect_exit 2 "$RUNNER" sweep chans.yaml --dry-run
+expect_output "sweep point 001-in_chans=3: "
+expect_output "model.in_chans 3 but the training images have 1 channel(s)"
+! grep -q "^000-batch_size=16:" <<<"$out" || { echo "FAIL: a dry run with a bad point listed the points"; failures=$((failures + 1)); }
 printf 'base: base.yaml\nsearch: random\ntrials: 2\ngrid: {train.batch_size: [8]}\ndistributions: {optimizer.lr: {uniform: [0.001, 0.01]}}\n' >badrandom.yaml
 expect_exit 2 "$RUNNER" sweep badrandom.yaml
 expect_output "badrandom.yaml:4:1: grid: search: random draws its points from distributions"

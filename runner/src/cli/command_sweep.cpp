@@ -55,7 +55,9 @@ int command_sweep(const Args& args) {
       .flag("summary", nullptr,
             "Run nothing: write the summary of what has finished (with --wait: after the "
             "queued points end)")
-      .flag("dry-run", nullptr, "Validate and list the points (id and overrides), run nothing")
+      .flag("dry-run", nullptr,
+            "Check every point as a run would before it starts (as 'runner validate "
+            "SWEEP.yaml'), list the points (id and overrides), run nothing")
       .flag("worker", nullptr,
             "search: optuna: take trials from the study as one of several commands (what each "
             "SLURM task of --executor slurm runs; another machine on the same storage may too): "
@@ -92,14 +94,6 @@ int command_sweep(const Args& args) {
   else
     std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
               << sweep::sweep_dir(s) << "\n";
-  if (cl.has("dry-run")) {
-    if (s.search == "optuna")
-      std::cout << "trials ask their settings from the study as it goes (sampler "
-                << s.doc.at("sampler").value("name", "?") << ", pruner "
-                << s.doc.at("pruner").value("name", "?") << ")\n";
-    print_points(s);
-    return 0;
-  }
   // What `runner run` checks before it starts, for every point before the first runs: a
   // point that cannot run fails the sweep now, not after the points before it. (SLURM's points
   // run on other machines, with their devices and data: they check there.)
@@ -108,6 +102,14 @@ int command_sweep(const Args& args) {
   if (s.search == "optuna") {
     sweep::check_optuna_importable();
     sweep::check_optuna_storage(s);
+  }
+  if (cl.has("dry-run")) {
+    if (s.search == "optuna")
+      std::cout << "trials ask their settings from the study as it goes (sampler "
+                << s.doc.at("sampler").value("name", "?") << ", pruner "
+                << s.doc.at("pruner").value("name", "?") << ")\n";
+    print_points(s);
+    return 0;
   }
   options.executable = launch::self_executable();
   options.sweep_file = file;
