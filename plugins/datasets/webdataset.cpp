@@ -339,14 +339,22 @@ std::shared_ptr<WebDataset> make_split(const std::string& urls, const SplitOptio
                           "how many samples each shard holds (the shards then stream as the run "
                           "reads them), or data.dataset.cache_dir (each is then fetched once to "
                           "count its samples, and kept)");
-      path = cached_shard(source, o.fetch);  // fetched now to count its samples
+      try {
+        path = cached_shard(source, o.fetch);  // fetched now to count its samples
+      } catch (const StorageError& error) {    // the key first: the core adds where it was set
+        throw StorageError(key + ": " + error.what());
+      }
     }
     std::vector<ShardSample> found = index_shard(path, source, static_cast<uint32_t>(k), o);
     sizes.push_back(found.size());
     listed.push_back(true);
     std::move(found.begin(), found.end(), std::back_inserter(samples));
   }
-  check_streamed_answer(streamed, o.fetch);
+  try {
+    check_streamed_answer(streamed, o.fetch);
+  } catch (const StorageError& error) {
+    throw StorageError(key + ": " + error.what());
+  }
   const auto labelled_sample = [](const ShardSample& s) { return s.label >= 0; };
   const bool labelled = streamed.empty()
                             ? std::all_of(samples.begin(), samples.end(), labelled_sample)

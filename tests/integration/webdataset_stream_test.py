@@ -186,29 +186,32 @@ def main():
             {"nothing-0.tar": 10, "train-000000.tar": 251, "val-000000.tar": 200,
              "val-000001.tar": 200}))
         dead = f"http://127.0.0.1:{free_port()}"
-        for what, args, words, exit_code in (
+        # Each line starts where the key it names was set (here a --set), as config errors do.
+        for what, args, words, exit_code, at in (
                 ("a missing shard (404)",
                  remote(base, "--set", f"data.dataset.urls={base}/nothing-0.tar",
                         "--set", f"data.dataset.shard_index={index}"),
-                 f"{base}/nothing-0.tar: HTTP 404", 2),
+                 f"{base}/nothing-0.tar: HTTP 404", 2, "--set data.dataset.urls="),
                 ("a dead host", remote(dead, "--set", f"data.dataset.shard_index={base}/shards.json"),
-                 f"{dead}/", 2),
+                 f"{dead}/", 2, "--set data.dataset.urls="),
                 ("a shard the index does not list",
                  remote(base, "--set", f"data.dataset.urls={base}/train-00000{{0..1}}.tar",
                         "--set", f"data.dataset.shard_index={index}"),
-                 "has no count for train-000001.tar", 2),
+                 "has no count for train-000001.tar", 2, None),
                 ("another count than the index says",
                  remote(base, "--set", f"data.dataset.urls={base}/train-000000.tar",
                         "--set", f"data.dataset.shard_index={index}"),
-                 f"{base}/train-000000.tar holds 250 samples, but data.dataset.shard_index", None),
+                 f"{base}/train-000000.tar holds 250 samples, but data.dataset.shard_index", None,
+                 None),
                 ("no classes", remote(base, "--set", "data.dataset.classes=null"),
-                 "set data.dataset.classes", 2)):
+                 "set data.dataset.classes", 2, "--set data.dataset.classes=null: ")):
             code, out = run("validate", [EXPERIMENT] + two_ranks + args +
                             ["--set", "data.dataset.retries=0"], expect=None, timeout=120)
             lines = [line for line in out.splitlines() if line.strip()]
             check(code != 0 and (exit_code is None or code == exit_code) and len(lines) == 1 and
-                  words in lines[0],
-                  f"{what}: runner validate: exit {code}, one line saying {words!r}:\n{out[-600:]}")
+                  words in lines[0] and (at is None or lines[0].startswith(at)),
+                  f"{what}: runner validate: exit {code}, one line saying {words!r}"
+                  f"{' at ' + repr(at) if at else ''}:\n{out[-600:]}")
     finally:
         for server in servers:
             server.stop()

@@ -26,12 +26,17 @@ json plugin_params(const json& section, const std::string& selector = "name") {
   return params;
 }
 
-// A dataset plugin's error that starts with one of its parameters ("val_split asks for ..."):
-// that key's file:line and full path first, as every config error has them.
+// A dataset plugin's error that starts with one of its parameters ("val_split asks for ...",
+// or with its full path: "data.dataset.shard_index: ..."): that key's file:line and full path
+// first, as every config error has them.
 std::string located_dataset_error(const config::Experiment& e, const std::string& message) {
+  const auto starts_with_key = [&](const std::string& key) {
+    return message.rfind(key + " ", 0) == 0 || message.rfind(key + ":", 0) == 0;
+  };
   for (const auto& [key, value] : e.doc.at("data").at("dataset").items()) {
-    if (message.rfind(key + " ", 0) != 0 && message.rfind(key + ":", 0) != 0) continue;
-    return e.marks.value_mark("/data/dataset/" + key).to_string() + ": data.dataset." + message;
+    const std::string mark = e.marks.value_mark("/data/dataset/" + key).to_string();
+    if (starts_with_key("data.dataset." + key)) return mark + ": " + message;
+    if (starts_with_key(key)) return mark + ": data.dataset." + message;
   }
   return message;
 }
