@@ -242,8 +242,9 @@ class WebDataset : public Dataset,
     return samples_[index];
   }
 
-  // The first read of shard `k` (under its lock): its samples, as many as the index said.
+  // The first read of shard `k` (under its lock): its bytes and samples, as the index said.
   void list_when_read(size_t k, const std::string& path) const {
+    check_size(k, path);
     std::vector<ShardSample> found =
         index_shard(path, files_->source(k), static_cast<uint32_t>(k), options_);
     if (found.size() != shard_sizes_[k])
@@ -253,6 +254,23 @@ class WebDataset : public Dataset,
                       "; write the shard index again (webdataset's widsindex)");
     std::move(found.begin(), found.end(), samples_.begin() + static_cast<long>(first_[k]));
     listed_[k].store(true, std::memory_order_release);
+  }
+
+  // A shard whose size is not the index's (a wids index's filesize) changed since the index was
+  // written, or a cached copy is older than the shard: its samples would not be the counted ones.
+  void check_size(size_t k, const std::string& path) const {
+    if (!options_.shard_counts) return;
+    const auto count = options_.shard_counts->find(shard_name(files_->source(k)));
+    if (count == options_.shard_counts->end() || !count->second.bytes) return;
+    std::error_code error;
+    const uintmax_t bytes = fs::file_size(path, error);
+    if (error || bytes == *count->second.bytes) return;
+    throw DataError(files_->source(k) + " is " + std::to_string(bytes) +
+                    " bytes, but data.dataset.shard_index (" + options_.shard_index + ") says " +
+                    std::to_string(*count->second.bytes) +
+                    ": the shard changed since the index was written (or a cached copy is "
+                    "older than it); write the shard index again (webdataset's widsindex) and "
+                    "empty data.dataset.cache_dir");
   }
 
   std::vector<size_t> shard_sizes_, first_;

@@ -185,6 +185,12 @@ def main():
         index = write(os.path.join(shards, "bad.json"), json.dumps(
             {"nothing-0.tar": 10, "train-000000.tar": 251, "val-000000.tar": 200,
              "val-000001.tar": 200}))
+        resized = json.load(open(os.path.join(shards, "shards.json")))
+        for shard in resized["shardlist"]:
+            if shard["url"].endswith("train-000000.tar"):
+                real_size = shard["filesize"]
+                shard["filesize"] += 512  # the shard written again since the index
+        resized_index = write(os.path.join(shards, "resized.json"), json.dumps(resized))
         dead = f"http://127.0.0.1:{free_port()}"
         # Each line starts where the key it names was set (here a --set), as config errors do.
         for what, args, words, exit_code, at in (
@@ -203,6 +209,11 @@ def main():
                         "--set", f"data.dataset.shard_index={index}"),
                  f"{base}/train-000000.tar holds 250 samples, but data.dataset.shard_index", None,
                  None),
+                ("another size than the index says",
+                 remote(base, "--set", f"data.dataset.urls={base}/train-000000.tar",
+                        "--set", f"data.dataset.shard_index={resized_index}"),
+                 f"{base}/train-000000.tar is {real_size} bytes, but data.dataset.shard_index",
+                 None, None),
                 ("no classes", remote(base, "--set", "data.dataset.classes=null"),
                  "set data.dataset.classes", 2, "--set data.dataset.classes=null: ")):
             code, out = run("validate", [EXPERIMENT] + two_ranks + args +
