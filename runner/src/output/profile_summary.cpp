@@ -109,6 +109,13 @@ ProfileSummary summarize_profile(const std::vector<ProfiledEvent>& events) {
   const double n = static_cast<double>(steps.size());
   s.steps = static_cast<int64_t>(steps.size());
   s.host_ms_per_step = step_ns / 1e6 / n;
+  // The median: an epoch's end (a validation pass) inside the window is one long gap.
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < steps.size(); ++i) gaps.push_back(steps[i].start_ns - steps[i - 1].end_ns);
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    s.between_steps_ms = gaps[(gaps.size() - 1) / 2] / 1e6;
+  }
 
   const Nesting nesting = nesting_of(events);
   std::unordered_map<uint64_t, int64_t> launched_at;  // correlation -> the runtime call's start
@@ -179,6 +186,7 @@ nlohmann::json profile_json(const ProfileSummary& s) {
                       {"device", s.device},
                       {"trace", "profile/trace.json"},
                       {"host_ms_per_step", s.host_ms_per_step},
+                      {"between_steps_ms", s.between_steps_ms},
                       {"host_ops_per_step", s.host_ops_per_step},
                       {"device_reads_per_step", s.device_reads_per_step},
                       {"top_host_ops", ops(s.top_host_ops, "self_ms_per_step")}};
@@ -196,10 +204,11 @@ std::string profile_markdown(const ProfileSummary& s) {
       "# Profile of optimizer steps {}-{} ({} of {} asked), main process, {}\n\n"
       "The trace: `trace.json` beside this file (open it in https://ui.perfetto.dev or "
       "chrome://tracing); one `ProfilerStep#N` span per step, from its first batch in hand to "
-      "its end.\n\n| a step | |\n| --- | ---: |\n| host time | {:.2f} ms |\n| host ops | {:.0f} "
-      "|\n| device values read to the host (aten::_local_scalar_dense) | {:.2f} |\n",
+      "its end.\n\n| a step | |\n| --- | ---: |\n| host time | {:.2f} ms |\n| between steps "
+      "(the next batch, the loop; median) | {:.2f} ms |\n| host ops | {:.0f} |\n| device "
+      "values read to the host (aten::_local_scalar_dense) | {:.2f} |\n",
       s.first_step, s.first_step + s.steps - 1, s.steps, s.steps_asked, s.device,
-      s.host_ms_per_step, s.host_ops_per_step, s.device_reads_per_step);
+      s.host_ms_per_step, s.between_steps_ms, s.host_ops_per_step, s.device_reads_per_step);
   if (s.gpu)
     md += fmt::format(
         "| GPU kernels | {:.0f} |\n| GPU time in kernels | {:.2f} ms ({:.0f}% of the host "
@@ -223,10 +232,10 @@ std::string profile_markdown(const ProfileSummary& s) {
 
 std::string profile_line(const ProfileSummary& s) {
   std::string line = fmt::format(
-      "train.profile: optimizer steps {}-{} recorded: {:.1f} ms a step on the host, {:.0f} host "
-      "ops, {:.1f} device reads",
-      s.first_step, s.first_step + s.steps - 1, s.host_ms_per_step, s.host_ops_per_step,
-      s.device_reads_per_step);
+      "train.profile: optimizer steps {}-{} recorded: {:.1f} ms a step on the host ({:.1f} ms "
+      "between steps), {:.0f} host ops, {:.1f} device reads",
+      s.first_step, s.first_step + s.steps - 1, s.host_ms_per_step, s.between_steps_ms,
+      s.host_ops_per_step, s.device_reads_per_step);
   if (s.gpu)
     line += fmt::format(", {:.0f} GPU kernels ({:.1f} ms), {:.1f} syncs", s.kernels_per_step,
                         s.gpu_ms_per_step, s.syncs_per_step);

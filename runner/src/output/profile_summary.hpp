@@ -43,6 +43,9 @@ struct ProfileSummary {
   int64_t steps_asked = 0;
   std::string device = "cpu";  ///< the main process's device ("cuda:0")
   double host_ms_per_step = 0;
+  /// The median gap from one step's span to the next's (the lower middle one): the wait for the
+  /// next batch and the loop's own work between steps. 0 with one step.
+  double between_steps_ms = 0;
   double host_ops_per_step = 0;  ///< every op span on a host thread, nested ones too
   /// aten::_local_scalar_dense (item()): a value read to the host; not those inside a fused
   /// optimizer op (on the CPU they read their lr from host memory)

@@ -37,6 +37,7 @@ TEST(ProfileSummary, CountsOnlyWhatStartsInAStepAndTakesChildrenOutOfSelfTime) {
   EXPECT_EQ(s.first_step, 11);
   EXPECT_EQ(s.steps, 2);
   EXPECT_DOUBLE_EQ(s.host_ms_per_step, 10.0);
+  EXPECT_DOUBLE_EQ(s.between_steps_ms, 10.0) << "from step 11's end to step 12's start";
   EXPECT_DOUBLE_EQ(s.host_ops_per_step, 4.0)
       << "8 ops in the spans (one on thread 2), addmm outside";
   EXPECT_DOUBLE_EQ(s.device_reads_per_step, 0.5);
@@ -49,6 +50,18 @@ TEST(ProfileSummary, CountsOnlyWhatStartsInAStepAndTakesChildrenOutOfSelfTime) {
   EXPECT_DOUBLE_EQ(s.top_host_ops[1].ms_per_step, 2.0) << "6 ms less its child's 4";
   for (const ProfiledOp& op : s.top_host_ops) EXPECT_NE(op.name, "aten::addmm");
   EXPECT_EQ(profile_json(s).count("kernels_per_step"), 0u) << "no GPU figures on the CPU";
+}
+
+TEST(ProfileSummary, TheGapBetweenStepsIsTheMedianSoAValidationPassDoesNotCount) {
+  const ProfileSummary s = summarize_profile({
+      host(Kind::kStep, "ProfilerStep#4", 100, 101),  // after a validation pass
+      host(Kind::kStep, "ProfilerStep#1", 0, 1),
+      host(Kind::kStep, "ProfilerStep#2", 3, 4),
+      host(Kind::kStep, "ProfilerStep#3", 5, 6),
+  });
+  EXPECT_EQ(s.first_step, 1);
+  EXPECT_EQ(s.steps, 4);
+  EXPECT_DOUBLE_EQ(s.between_steps_ms, 2.0) << "gaps 2, 1 and 94 ms";
 }
 
 TEST(ProfileSummary, GpuWorkBelongsToTheStepThatLaunchedIt) {
