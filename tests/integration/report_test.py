@@ -182,6 +182,21 @@ def report_page(driver, run_dir):
           f"device and batch cards in words: {device} {batch}")
     check(summary["precision"] == precision.get("value") and "config: fp16" in (precision.get("note") or ""),
           f"the precision card says what ran and that the config asked for fp16: {precision}")
+    # train.profile's section: summary.json's profile, as cards and the ops' table.
+    profile = summary.get("profile", {})
+    heading = driver.execute_script(
+        "const s = document.querySelector('#profile summary'); return s ? s.textContent : ''")
+    check("Profile of optimizer steps 3-6" in heading, f"the profile section names its steps: {heading!r}")
+    for key in ("host_ms_per_step", "between_steps_ms", "host_ops_per_step", "device_reads_per_step"):
+        card = by_id.get("card-profile-" + key, {})
+        check(key in profile and card.get("raw") is not None and float(card["raw"]) == profile[key],
+              f"the profile card {key} shows summary.json's {profile.get(key)}: {card}")
+    check("card-profile-kernels_per_step" not in by_id, "no GPU cards for a CPU run")
+    ops = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#profile-ops tr')).slice(1)"
+        ".map(r => r.querySelector('td').textContent)")
+    check(ops and ops == [op["name"] for op in profile.get("top_host_ops", [])],
+          f"the profile's ops table lists summary.json's top ops in order: {ops}")
     dom = driver.page_source
     check(not re.search(r">[^<]*(train_images_per_s|peak_rss_mib_all_ranks|world_size)", dom),
           "no internal key names in the page's text")
@@ -282,7 +297,10 @@ def main():
         # EMA picks the best weights; precision fp16 on a CPU: the report says what ran, and why.
         p = subprocess.run(base + ["--set", f"output.run_dir={run_dir}", "--set", "precision=fp16",
                                    "--set", "train.ema.enabled=true", "--set", "train.ema.decay=0.8",
-                                   "--set", "train.best.weights=ema"],
+                                   "--set", "train.best.weights=ema",
+                                   "--set", "train.profile.enabled=true",
+                                   "--set", "train.profile.skip_steps=2",
+                                   "--set", "train.profile.steps=4"],
                            capture_output=True, text=True, timeout=300)
         check(p.returncode == 0, "the run finishes")
         if not os.path.isfile(os.path.join(run_dir, "report.html")):

@@ -348,6 +348,49 @@ std::string model_data_cards(const json& summary,
   return html;
 }
 
+// train.profile's window (summary.json's profile): the per-step figures as cards, the ops with
+// the most self time (and on a GPU the longest kernels) as tables; "" without a profile.
+std::string profile_section(const json& summary) {
+  const json profile = summary.value("profile", json());
+  if (!profile.is_object()) return "";
+  const int64_t first = profile.value("first_step", int64_t{0}),
+                steps = profile.value("steps", int64_t{0});
+  std::string html = fmt::format(
+      "<section id=\"profile\"><details open><summary>Profile of optimizer steps {}-{} "
+      "(train.profile: profile/trace.json, profile/summary.md)</summary><div class=\"cards\">",
+      first, first + steps - 1);
+  const auto figure = [&](const char* key, const std::string& label, const std::string& unit,
+                          const std::string& note) {
+    if (const auto v = number_of(profile, key))
+      html += html::card("card-profile-" + std::string(key), label, number3(*v) + unit, note,
+                         fmt::format("{}", *v));
+  };
+  figure("host_ms_per_step", "Host time a step", " ms", "from the first batch in hand to the end");
+  figure("between_steps_ms", "Between steps", " ms", "the next batch and the loop (median)");
+  figure("host_ops_per_step", "Host ops a step", "", "nested ones too");
+  figure("device_reads_per_step", "Device reads a step", "", "aten::_local_scalar_dense");
+  figure("kernels_per_step", "GPU kernels a step", "", "");
+  figure("gpu_ms_per_step", "GPU time a step", " ms", "in kernels");
+  figure("syncs_per_step", "Host waits a step", "", "synchronize, synchronous copies");
+  html += "</div>";
+  const auto table = [&](const char* key, const char* id, const std::string& what,
+                         const char* time_key) {
+    const json rows = profile.value(key, json::array());
+    if (rows.empty()) return;
+    html += std::string("<table id=\"") + id + "\"><tr><th>" + what +
+            "</th><th>calls a step</th><th>ms a step</th><th>share</th></tr>";
+    for (const json& row : rows)
+      html += "<tr><td>" + escape(row.value("name", std::string())) + "</td><td>" +
+              number3(row.value("calls_per_step", 0.0)) + "</td><td>" +
+              number3(row.value(time_key, 0.0)) + "</td><td>" +
+              fmt::format("{:.1f}%", 100 * row.value("share", 0.0)) + "</td></tr>";
+    html += "</table>";
+  };
+  table("top_host_ops", "profile-ops", "host op (self time)", "self_ms_per_step");
+  table("top_kernels", "profile-kernels", "GPU kernel", "gpu_ms_per_step");
+  return html + "</details></section>";
+}
+
 // env.json as rows; a nested object (libraries, world) as one line a key, wrapped in its cell.
 std::string environment_section(const json& env) {
   std::string html =
@@ -422,6 +465,7 @@ void write_run_report(const fs::path& run_dir, const std::string& status) {
             "</div></section>";
   body += "<section><h2>Curves</h2><div class=\"charts\" id=\"charts\"></div></section>";
   body += classification_section(run.best, read_json_or_empty(run_dir / "best_examples.json"));
+  body += profile_section(summary);
   const std::string batch_png = read_text(run_dir / "batch.png");
   if (!batch_png.empty())  // written at the run's start (runner show-batch draws the same)
     body +=
