@@ -56,7 +56,7 @@ struct ProfileSummary {
   std::vector<ProfiledOp> top_kernels;   ///< by GPU time, at most ten
 };
 
-/// Summarises the events of the steps spans in `events` (an event counts where it starts in a
+/// Summarises the events inside the step spans of `events` (an event counts where it starts in a
 /// step's span; a GPU event where its launching call does). Requires at least one kStep event.
 ProfileSummary summarize_profile(const std::vector<ProfiledEvent>& events);
 
