@@ -46,6 +46,11 @@ def main():
           and "lower train.profile.skip_steps" in lines[0],
           f"validate names the unreachable window at its key:\n{out[-800:]}")
 
+    code, out = run("validate", [unreachable, "--set", "train.profile.steps=7"], expect=2)
+    check(out.strip().startswith("--set train.profile.steps=7: train.profile records steps 11-17, "
+                                 "but the run takes 16 optimizer steps"),
+          f"a window made too long by its steps is refused at that key:\n{out[-800:]}")
+
     profiled = os.path.join(tmp, "with")
     code, out = run("run", [yaml, "--set", f"output.run_dir={profiled}"] + window + ranks_args(2),
                     timeout=300)

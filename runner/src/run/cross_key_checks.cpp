@@ -122,7 +122,11 @@ void check_profile(const config::Experiment& e, const train::RunParts& parts,
   }
   const int64_t last = train.profile.skip_steps + train.profile.steps;
   if (last <= run_steps) return;
-  throw ConfigError(key_at(e, "/train/profile") +
+  // At the window's key the user wrote (steps first), else the section.
+  std::string at = "/train/profile";
+  for (const char* key : {"/train/profile/skip_steps", "/train/profile/steps"})
+    if (config::user_set(e.doc, e.marks, key)) at = key;
+  throw ConfigError(key_at(e, at) +
                     fmt::format("train.profile records steps {}-{}, but the run takes {} "
                                 "optimizer steps ({}): lower train.profile.skip_steps or "
                                 "train.profile.steps",
