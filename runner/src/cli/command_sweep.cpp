@@ -14,7 +14,6 @@
 #include "run/preflight.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
-#include "sweep/optuna_executor.hpp"
 #include "sweep/sweep_file.hpp"
 #include "sweep/sweep_runner.hpp"
 
@@ -95,14 +94,9 @@ int command_sweep(const Args& args) {
     std::cout << "sweep " << s.name << ": " << s.points.size() << " point(s) valid; results in "
               << sweep::sweep_dir(s) << "\n";
   // What `runner run` checks before it starts, for every point before the first runs: a
-  // point that cannot run fails the sweep now, not after the points before it. (SLURM's points
-  // run on other machines, with their devices and data: they check there.)
+  // point that cannot run fails the sweep now, not after the points before it.
   const std::string executor = options.executor.empty() ? s.executor : options.executor;
-  if (!options.summary_only && executor == "local") check_sweep_points(s);
-  if (s.search == "optuna") {
-    sweep::check_optuna_importable();
-    sweep::check_optuna_storage(s);
-  }
+  check_sweep_starts(s, !options.summary_only && executor == "local");
   if (cl.has("dry-run")) {
     if (s.search == "optuna")
       std::cout << "trials ask their settings from the study as it goes (sampler "

@@ -15,7 +15,6 @@
 #include "run/run_trackers.hpp"
 #include "run/start_checks.hpp"
 #include "runner/error.hpp"
-#include "sweep/optuna_executor.hpp"
 #include "sweep/sweep_file.hpp"
 
 namespace runner::cli {
@@ -55,13 +54,7 @@ int command_validate(const Args& args) {
     try {
       if (sweep::is_sweep_file(file)) {
         const auto sweep = sweep::load_sweep(file, overrides);
-        if (sweep.search == "optuna" && !cl.has("schema-only")) {
-          sweep::check_optuna_importable();
-          sweep::check_optuna_storage(sweep);
-        }
-        // What `runner sweep` checks before its first point (SLURM's points check on their
-        // nodes, with their devices and data).
-        if (!cl.has("schema-only") && sweep.executor == "local") check_sweep_points(sweep);
+        if (!cl.has("schema-only")) check_sweep_starts(sweep, sweep.executor == "local");
         if (say_ok && sweep.search == "optuna")
           std::cout << "ok: " << file << " (sweep, search: optuna, " << sweep.doc.at("trials")
                     << " trials)\n";

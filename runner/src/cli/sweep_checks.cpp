@@ -9,6 +9,7 @@
 #include "run/preflight.hpp"
 #include "run/shape_checks.hpp"
 #include "runner/error.hpp"
+#include "sweep/optuna_executor.hpp"
 
 namespace runner::cli {
 namespace {
@@ -72,6 +73,14 @@ void check_sweep_points(const sweep::Sweep& sweep) {
     }
   }
   if (base_splits) check_pruner_has_epochs_to_judge(sweep, points.back().experiment, *base_splits);
+}
+
+void check_sweep_starts(const sweep::Sweep& sweep, bool points_here) {
+  if (points_here) check_sweep_points(sweep);
+  if (sweep.search == "optuna") {
+    sweep::check_optuna_importable();
+    sweep::check_optuna_storage(sweep);
+  }
 }
 
 }  // namespace runner::cli

@@ -10,4 +10,10 @@ namespace runner::cli {
 
 void check_sweep_points(const sweep::Sweep& sweep);
 
+/// Everything `runner sweep` checks before its first point, as `runner validate SWEEP.yaml`
+/// does: the points (check_sweep_points) where `points_here` (a local executor: SLURM's points
+/// check on their nodes, with their devices and data), then for `search: optuna` that Optuna
+/// imports and its storage answers.
+void check_sweep_starts(const sweep::Sweep& sweep, bool points_here);
+
 }  // namespace runner::cli

@@ -185,6 +185,10 @@ int64_t global_batch(int64_t per_process, int64_t processes, int64_t accumulatio
   return per_process * processes * accumulation_steps;
 }
 
+int64_t optimizer_steps_per_epoch(int64_t batches, int64_t accumulation_steps) {
+  return (batches + accumulation_steps - 1) / accumulation_steps;
+}
+
 int world_processes(const LaunchOptions& launch) { return launch.num_processes * launch.nnodes; }
 
 }  // namespace runner::config

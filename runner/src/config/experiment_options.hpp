@@ -198,6 +198,10 @@ ExperimentOptions read_experiment_options(const nlohmann::json& doc);
 /// The global batch: processes x per-process batch x accumulation steps (Accelerate's rule).
 int64_t global_batch(int64_t per_process, int64_t processes, int64_t accumulation_steps);
 
+/// Optimizer steps an epoch of `batches` takes: one per window of `accumulation_steps`, the
+/// epoch's last window possibly short.
+int64_t optimizer_steps_per_epoch(int64_t batches, int64_t accumulation_steps);
+
 /// The processes of a world laid out by `launch`: nodes x processes per node.
 int world_processes(const LaunchOptions& launch);
 

@@ -112,7 +112,7 @@ void check_profile(const config::Experiment& e, const train::RunParts& parts,
   const config::TrainOptions& train = e.options.train;
   if (!train.profile.enabled || !train.batch_size) return;
   const auto batches = static_cast<int64_t>(batches_per_process(e, parts, context));
-  const int64_t per_epoch = (batches + train.grad_accum_steps - 1) / train.grad_accum_steps;
+  const int64_t per_epoch = config::optimizer_steps_per_epoch(batches, train.grad_accum_steps);
   int64_t run_steps = per_epoch * train.epochs;
   std::string steps_are = fmt::format("train.epochs {} x {} an epoch", train.epochs,
                                       util::counted(per_epoch, "step", "steps"));

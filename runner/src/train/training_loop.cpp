@@ -38,8 +38,7 @@ TrainingLoop::TrainingLoop(const RankContext& rank, RunParts& parts,
   segment_start_ = last_save_ = Clock::now();
   loader_ = batches.training_loader(*train_.batch_size);
   num_batches_ = static_cast<int64_t>(loader_->num_batches());
-  const int64_t accum = train_.grad_accum_steps;
-  steps_per_epoch_ = (num_batches_ + accum - 1) / accum;
+  steps_per_epoch_ = config::optimizer_steps_per_epoch(num_batches_, train_.grad_accum_steps);
   schedule_steps_ = steps_per_epoch_ * train_.epochs;
   // metrics.jsonl's step records (the report's curves): at least report_points over the run, at
   // most one per step, never sparser than train.log_every_steps (the console's cadence). A run
