@@ -105,7 +105,8 @@ struct TrainingReport {
 };
 
 /// train.profile's window, once recorded: its summary and the trace, which `save_trace` writes
-/// to the path it is given (Kineto's Chrome trace; throws runner::Error when it cannot).
+/// to the path it is given, whole or not at all (Kineto's Chrome trace, written beside and
+/// renamed; throws runner::Error naming the path and the reason when it cannot, leaving nothing).
 struct ProfileReport {
   ProfileSummary summary;
   std::function<void(const std::string& path)> save_trace;

@@ -41,15 +41,8 @@ void RunRecorder::on_profile(const ProfileReport& report) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error) throw Error(util::write_failure(folder.string(), error.value()));
-  // The trace appears whole or not at all: written beside, then renamed.
-  const std::string trace = (folder / "trace.json").string(), part = trace + ".tmp";
-  report.save_trace(part);
-  std::filesystem::rename(part, trace, error);
-  if (error) {
-    const int failed = error.value();
-    std::filesystem::remove(part, error);
-    throw Error(util::write_failure(trace, failed));
-  }
+  // Whole or not at all: Kineto writes beside and renames (save_trace's contract).
+  report.save_trace((folder / "trace.json").string());
   util::write_file_atomically((folder / "summary.md").string(), profile_markdown(report.summary));
 }
 

@@ -3,11 +3,14 @@
 #include <ATen/record_function.h>
 #include <kineto/ActivityType.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <filesystem>
 #include <set>
 
 #include "runner/error.hpp"
@@ -146,11 +149,19 @@ void StepProfiler::stop_and_report() {
     } catch (const c10::Error& error) {
       throw Error("cannot write " + path + ": " + error.what_without_backtrace());
     }
-    // Kineto logs a failed write and returns: the file is checked here.
-    struct stat written {};
-    errno = 0;
-    if (::stat(path.c_str(), &written) != 0 || written.st_size == 0)
-      throw Error(util::write_failure(path, errno != 0 ? errno : EIO));
+    // Kineto writes PATH.tmp and renames it to PATH; a failed write it only logs, leaving the
+    // partial PATH.tmp. That goes, and the reason is the folder's, which Kineto does not say.
+    std::error_code missing;
+    if (std::filesystem::exists(path, missing)) return;
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    int reason = EIO;
+    struct statvfs space {};
+    if (::statvfs(folder.c_str(), &space) == 0 && space.f_bavail == 0)
+      reason = ENOSPC;
+    else if (::access(folder.c_str(), W_OK) != 0)
+      reason = errno;
+    std::filesystem::remove(path + ".tmp", missing);
+    throw Error(util::write_failure(path, reason));
   };
   observer_.on_profile(report);
   spdlog::info("{}", output::profile_line(report.summary));
