@@ -21,6 +21,15 @@ struct ProfileCatcher : output::RunObserver {
   void on_profile(const output::ProfileReport& report) override { reports.push_back(report); }
 };
 
+// train.profile on, recording `steps` steps after `skip`.
+config::ProfileOptions window(int64_t skip, int64_t steps) {
+  config::ProfileOptions options;
+  options.enabled = true;
+  options.skip_steps = skip;
+  options.steps = steps;
+  return options;
+}
+
 // `steps` steps of a small convolution's training, each reading its loss once (item()).
 void train_steps(StepProfiler& profiler, int64_t first, int64_t steps,
                  const torch::Device& device = torch::kCPU) {
@@ -38,10 +47,7 @@ void train_steps(StepProfiler& profiler, int64_t first, int64_t steps,
 
 TEST(StepProfiler, RecordsTheWindowAfterTheSkippedStepsAndReportsItOnce) {
   ProfileCatcher catcher;
-  config::ProfileOptions options;
-  options.enabled = true;
-  options.skip_steps = 2;
-  options.steps = 3;
+  const config::ProfileOptions options = window(2, 3);
   StepProfiler profiler(options, /*main=*/true, torch::kCPU, catcher);
   train_steps(profiler, 1, 7);
   profiler.finish();
@@ -73,10 +79,7 @@ TEST(StepProfiler, RecordsTheWindowAfterTheSkippedStepsAndReportsItOnce) {
 
 TEST(StepProfiler, ATraceThatCannotBeWrittenIsAnErrorNamingTheFile) {
   ProfileCatcher catcher;
-  config::ProfileOptions options;
-  options.enabled = true;
-  options.skip_steps = 0;
-  options.steps = 1;
+  const config::ProfileOptions options = window(0, 1);
   StepProfiler profiler(options, /*main=*/true, torch::kCPU, catcher);
   train_steps(profiler, 1, 1);
   ASSERT_EQ(catcher.reports.size(), 1u);
@@ -91,10 +94,7 @@ TEST(StepProfiler, ATraceThatCannotBeWrittenIsAnErrorNamingTheFile) {
 }
 
 TEST(StepProfiler, AWindowTheRunEndsInIsReportedWithItsStepsAndOtherRanksRecordNothing) {
-  config::ProfileOptions options;
-  options.enabled = true;
-  options.skip_steps = 1;
-  options.steps = 10;
+  const config::ProfileOptions options = window(1, 10);
   ProfileCatcher cut, other;
   StepProfiler profiler(options, /*main=*/true, torch::kCPU, cut);
   train_steps(profiler, 1, 3);
@@ -113,10 +113,7 @@ TEST(StepProfiler, AWindowTheRunEndsInIsReportedWithItsStepsAndOtherRanksRecordN
 TEST(CudaPaths, StepProfilerRecordsTheKernelsAndTheHostWaitsOfEachStep) {
   if (!torch::cuda::is_available() || !built_with_cuda()) GTEST_SKIP() << "no CUDA";
   ProfileCatcher catcher;
-  config::ProfileOptions options;
-  options.enabled = true;
-  options.skip_steps = 2;
-  options.steps = 3;
+  const config::ProfileOptions options = window(2, 3);
   const torch::Device cuda(torch::kCUDA, 0);
   StepProfiler profiler(options, /*main=*/true, cuda, catcher);
   train_steps(profiler, 1, 6, cuda);
